@@ -1,0 +1,183 @@
+"""Schemas and validation of the long tables every model consumes.
+
+Validation happens once, here, and raises :class:`DataValidationError` naming
+the column, the offending values and the fix. Nothing downstream re-checks, so
+every function returns clean, typed data (and collapses votes to the count
+sufficient statistics the likelihoods use).
+
+Tables (column names are the API, see DESIGN.md):
+
+* votes  -- ``item``, ``vote`` in {-1, 0, +1}, optional ``confidence`` in [0, 1];
+  or counts ``item``, ``n_pos``, ``n_tie``, ``n_neg``.
+* labels -- ``item``, ``label`` in {-1, 0, +1} (or {0, 1} for binary models).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+COUNT_COLUMNS = ("n_pos", "n_tie", "n_neg")
+TERNARY = (-1, 0, 1)
+
+
+class DataValidationError(ValueError):
+    """Raised when a user table does not follow the documented schema."""
+
+
+def _show(values: Iterable, k: int = 5) -> str:
+    values = list(values)
+    head = ", ".join(repr(v) for v in values[:k])
+    more = f" ... ({len(values)} in all)" if len(values) > k else ""
+    return f"[{head}{more}]"
+
+
+def require_frame(df, name: str, columns: Iterable[str]) -> pd.DataFrame:
+    """Check that ``df`` is a non-empty DataFrame holding ``columns``."""
+    if not isinstance(df, pd.DataFrame):
+        raise DataValidationError(
+            f"{name} must be a pandas DataFrame, got {type(df).__name__}; "
+            f"build one with pd.DataFrame({{...}}) or pd.read_csv(...)."
+        )
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise DataValidationError(
+            f"{name} is missing column(s) {missing}; it has {list(df.columns)}. "
+            f"Rename your columns to {list(columns)}."
+        )
+    if len(df) == 0:
+        raise DataValidationError(f"{name} is empty: it needs at least one row.")
+    return df
+
+
+def check_no_missing(df: pd.DataFrame, name: str, columns: Iterable[str]) -> None:
+    """Raise if any of ``columns`` holds NaN / None, naming the rows."""
+    for col in columns:
+        bad = df.index[df[col].isna().to_numpy()]
+        if len(bad):
+            raise DataValidationError(
+                f"{name}.{col} has {len(bad)} missing value(s) (NaN/None) at rows "
+                f"{_show(bad)}; drop or fill those rows before fitting (nothing is "
+                f"dropped silently)."
+            )
+
+
+def check_integer_values(
+    df: pd.DataFrame, name: str, col: str, allowed: Iterable[int]
+) -> np.ndarray:
+    """Return ``df[col]`` as int64, raising if a value is outside ``allowed``."""
+    allowed = tuple(allowed)
+    raw = df[col]
+    numeric = pd.to_numeric(raw, errors="coerce")
+    as_float = numeric.to_numpy(dtype=float, na_value=np.nan)
+    ok = np.isin(as_float, np.asarray(allowed, dtype=float))
+    if not ok.all():
+        bad = pd.unique(raw[~ok])
+        raise DataValidationError(
+            f"{name}.{col} must take values in {set(allowed)}; found {_show(bad)} "
+            f"(e.g. at rows {_show(df.index[~ok])}). Map your labels to "
+            f"{set(allowed)} (ternary: +1 = first/A better, -1 = second/B better, "
+            f"0 = tie)."
+        )
+    return as_float.astype(np.int64)
+
+
+def validate_votes(votes: pd.DataFrame) -> pd.DataFrame:
+    """Validate a votes table and collapse it to per-item vote counts.
+
+    Accepts either the long form (``item``, ``vote``; one row per sampled vote)
+    or the counts form (``item``, ``n_pos``, ``n_tie``, ``n_neg``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``item`` in first-appearance order with integer columns
+        ``n_pos``, ``n_tie``, ``n_neg``.
+    """
+    if isinstance(votes, pd.DataFrame) and set(COUNT_COLUMNS) <= set(votes.columns):
+        return _validate_counts(votes)
+    require_frame(votes, "votes", ["item", "vote"])
+    check_no_missing(votes, "votes", ["item", "vote"])
+    v = check_integer_values(votes, "votes", "vote", TERNARY)
+    if "confidence" in votes.columns:
+        check_no_missing(votes, "votes", ["confidence"])
+        conf = pd.to_numeric(votes["confidence"], errors="coerce").to_numpy(float)
+        bad = ~((conf >= 0) & (conf <= 1))
+        if bad.any():
+            raise DataValidationError(
+                f"votes.confidence must lie in [0, 1]; found "
+                f"{_show(votes['confidence'][bad])}. Rescale it (e.g. a sequence "
+                f"probability, not a log-probability)."
+            )
+    codes, items = pd.factorize(votes["item"], sort=False)
+    counts = np.zeros((len(items), 3), dtype=np.int64)
+    np.add.at(counts, (codes, 1 - v), 1)  # column 0: +1, 1: tie, 2: -1
+    return pd.DataFrame(counts, index=pd.Index(items, name="item"), columns=list(COUNT_COLUMNS))
+
+
+def _validate_counts(votes: pd.DataFrame) -> pd.DataFrame:
+    require_frame(votes, "votes", ["item", *COUNT_COLUMNS])
+    check_no_missing(votes, "votes", ["item", *COUNT_COLUMNS])
+    dup = votes["item"][votes["item"].duplicated()]
+    if len(dup):
+        raise DataValidationError(
+            f"votes.item has duplicated ids in counts form: {_show(pd.unique(dup))}. "
+            f"Each item needs exactly one row of n_pos/n_tie/n_neg; sum the rows "
+            f"per item (df.groupby('item', sort=False).sum()) or fix the ids."
+        )
+    counts = np.empty((len(votes), 3), dtype=np.int64)
+    for j, col in enumerate(COUNT_COLUMNS):
+        x = pd.to_numeric(votes[col], errors="coerce").to_numpy(float)
+        bad = ~np.isfinite(x) | (x != np.round(x))
+        if bad.any():
+            raise DataValidationError(
+                f"votes.{col} must hold whole numbers; found {_show(votes[col][bad])}."
+            )
+        if (x < 0).any():
+            raise DataValidationError(
+                f"votes.{col} has negative counts {_show(votes[col][x < 0])} for items "
+                f"{_show(votes['item'][x < 0])}; counts must be >= 0."
+            )
+        counts[:, j] = x.astype(np.int64)
+    empty = counts.sum(axis=1) == 0
+    if empty.any():
+        raise DataValidationError(
+            f"items {_show(votes['item'][empty])} have zero votes (n_pos = n_tie = "
+            f"n_neg = 0); an item needs at least one vote to be aggregated. Remove "
+            f"them or collect votes."
+        )
+    return pd.DataFrame(
+        counts, index=pd.Index(votes["item"].to_numpy(), name="item"), columns=list(COUNT_COLUMNS)
+    )
+
+
+def validate_labels(
+    labels: pd.DataFrame, allowed: Iterable[int] = TERNARY, name: str = "labels"
+) -> pd.Series:
+    """Validate a labels table; return an int Series indexed by ``item``."""
+    require_frame(labels, name, ["item", "label"])
+    check_no_missing(labels, name, ["item", "label"])
+    y = check_integer_values(labels, name, "label", allowed)
+    dup = labels["item"][labels["item"].duplicated()]
+    if len(dup):
+        raise DataValidationError(
+            f"{name}.item has duplicated ids {_show(pd.unique(dup))}; give one gold "
+            f"label per item (e.g. the majority of your raters)."
+        )
+    return pd.Series(y, index=pd.Index(labels["item"].to_numpy(), name="item"), name="label")
+
+
+def align_calibration(counts: pd.DataFrame, labels: pd.Series) -> pd.DataFrame:
+    """Join labels onto vote counts; every labelled item must have votes."""
+    missing = labels.index.difference(counts.index, sort=False)
+    if len(missing):
+        raise DataValidationError(
+            f"{len(missing)} labelled item(s) have no votes: {_show(missing)}. Every "
+            f"item in labels must appear in votes (check the item ids match, e.g. "
+            f"int vs str)."
+        )
+    out = counts.loc[labels.index].copy()
+    out["label"] = labels.to_numpy()
+    return out
