@@ -114,12 +114,23 @@ class Engine:
         self._constrain.trust_input = True
         self._nutpie = None
         self._data: dict[str, np.ndarray] = {}
+        self._coords: dict[str, np.ndarray] = {}
 
     # -- data -----------------------------------------------------------------
     def set_data(self, data: Mapping[str, np.ndarray], coords: Mapping | None = None) -> None:
-        """Swap the ``pm.Data`` values (no recompilation)."""
-        pm.set_data(dict(data), coords=dict(coords or {}), model=self.model)
-        self._data.update({k: np.asarray(v) for k, v in data.items()})
+        """Swap the ``pm.Data`` values (no recompilation).
+
+        Writes the shared variables directly: ``pm.set_data``'s coordinate
+        bookkeeping costs more than a whole MAP fit of a small calibration
+        set. Coordinates are kept here and applied where they matter (posterior
+        labels, PyMC's own sampler).
+        """
+        for name, value in data.items():
+            shared = self.model[name]
+            value = np.asarray(value, dtype=shared.type.dtype)  # pm.Data may store int32
+            shared.set_value(value)
+            self._data[name] = value
+        self._coords = {k: np.asarray(v) for k, v in (coords or {}).items()}
 
     # -- MAP ------------------------------------------------------------------
     def logp_dlogp(self, x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -238,6 +249,7 @@ class Engine:
                 progress_bar=progressbar, cores=min(chains, 2),
             )
         elif sampler == "pymc":
+            pm.set_data(self._data, coords=self._coords, model=self.model)
             tree = pm.sample(
                 draws=draws, tune=tune, chains=chains, random_seed=random_seed,
                 progressbar=progressbar, model=self.model, compute_convergence_checks=False,
@@ -247,7 +259,7 @@ class Engine:
             raise ValueError(f"sampler must be 'nutpie' or 'pymc', got {sampler!r}")
         post = tree["posterior"].to_dataset()
         # nutpie keeps the coords it saw at compile time: relabel with the current ones.
-        coords = {k: np.asarray(v) for k, v in self.model.coords.items() if k in post.dims}
+        coords = {k: v for k, v in self._coords.items() if k in post.dims}
         post = post.assign_coords(coords)
         stats = tree["sample_stats"].to_dataset()
         return xr.DataTree.from_dict({"posterior": post, "sample_stats": stats})

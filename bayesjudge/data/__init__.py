@@ -5,6 +5,8 @@ README, LICENSE and NOTICE)."""
 from bayesjudge.data.schema import (  # noqa: F401
     COUNT_COLUMNS,
     DataValidationError,
+    Labels,
+    VoteCounts,
     align_calibration,
     check_integer_values,
     check_no_missing,

@@ -15,6 +15,7 @@ Tables (column names are the API, see DESIGN.md):
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,56 @@ TERNARY = (-1, 0, 1)
 
 class DataValidationError(ValueError):
     """Raised when a user table does not follow the documented schema."""
+
+
+@dataclass(frozen=True)
+class VoteCounts:
+    """Validated vote counts: the sufficient statistic of a votes table.
+
+    Build with :func:`validate_votes`; models accept it wherever they accept a
+    votes table and skip re-validation, so a loop over calibration splits
+    validates the data once.
+
+    Attributes
+    ----------
+    items : pandas.Index
+        Item ids in first-appearance order (unique).
+    counts : ndarray of int64, shape (n_items, 3)
+        Columns (c+, c0, c-) = (n_pos, n_tie, n_neg).
+    """
+
+    items: pd.Index
+    counts: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def take(self, positions) -> "VoteCounts":
+        """Subset by integer positions (no re-validation)."""
+        positions = np.asarray(positions)
+        return VoteCounts(self.items[positions], self.counts[positions])
+
+    def to_frame(self) -> pd.DataFrame:
+        """The counts form of the votes table."""
+        out = pd.DataFrame(self.counts, columns=list(COUNT_COLUMNS))
+        out.insert(0, "item", self.items.to_numpy())
+        return out
+
+
+@dataclass(frozen=True)
+class Labels:
+    """Validated gold labels (build with :func:`validate_labels`)."""
+
+    items: pd.Index
+    values: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def take(self, positions) -> "Labels":
+        """Subset by integer positions (no re-validation)."""
+        positions = np.asarray(positions)
+        return Labels(self.items[positions], self.values[positions])
 
 
 def _show(values: Iterable, k: int = 5) -> str:
@@ -84,7 +135,7 @@ def check_integer_values(
     return as_float.astype(np.int64)
 
 
-def validate_votes(votes: pd.DataFrame) -> pd.DataFrame:
+def validate_votes(votes: pd.DataFrame | VoteCounts) -> VoteCounts:
     """Validate a votes table and collapse it to per-item vote counts.
 
     Accepts either the long form (``item``, ``vote``; one row per sampled vote)
@@ -92,10 +143,11 @@ def validate_votes(votes: pd.DataFrame) -> pd.DataFrame:
 
     Returns
     -------
-    pandas.DataFrame
-        Indexed by ``item`` in first-appearance order with integer columns
-        ``n_pos``, ``n_tie``, ``n_neg``.
+    VoteCounts
+        Items in first-appearance order with their (c+, c0, c-) counts.
     """
+    if isinstance(votes, VoteCounts):
+        return votes
     if isinstance(votes, pd.DataFrame) and set(COUNT_COLUMNS) <= set(votes.columns):
         return _validate_counts(votes)
     require_frame(votes, "votes", ["item", "vote"])
@@ -114,7 +166,7 @@ def validate_votes(votes: pd.DataFrame) -> pd.DataFrame:
     codes, items = pd.factorize(votes["item"], sort=False)
     counts = np.zeros((len(items), 3), dtype=np.int64)
     np.add.at(counts, (codes, 1 - v), 1)  # column 0: +1, 1: tie, 2: -1
-    return pd.DataFrame(counts, index=pd.Index(items, name="item"), columns=list(COUNT_COLUMNS))
+    return VoteCounts(pd.Index(items, name="item"), counts)
 
 
 def _validate_counts(votes: pd.DataFrame) -> pd.DataFrame:
@@ -148,15 +200,15 @@ def _validate_counts(votes: pd.DataFrame) -> pd.DataFrame:
             f"n_neg = 0); an item needs at least one vote to be aggregated. Remove "
             f"them or collect votes."
         )
-    return pd.DataFrame(
-        counts, index=pd.Index(votes["item"].to_numpy(), name="item"), columns=list(COUNT_COLUMNS)
-    )
+    return VoteCounts(pd.Index(votes["item"].to_numpy(), name="item"), counts)
 
 
 def validate_labels(
-    labels: pd.DataFrame, allowed: Iterable[int] = TERNARY, name: str = "labels"
-) -> pd.Series:
-    """Validate a labels table; return an int Series indexed by ``item``."""
+    labels: pd.DataFrame | Labels, allowed: Iterable[int] = TERNARY, name: str = "labels"
+) -> Labels:
+    """Validate a labels table (``item``, ``label``)."""
+    if isinstance(labels, Labels):
+        return labels
     require_frame(labels, name, ["item", "label"])
     check_no_missing(labels, name, ["item", "label"])
     y = check_integer_values(labels, name, "label", allowed)
@@ -166,18 +218,24 @@ def validate_labels(
             f"{name}.item has duplicated ids {_show(pd.unique(dup))}; give one gold "
             f"label per item (e.g. the majority of your raters)."
         )
-    return pd.Series(y, index=pd.Index(labels["item"].to_numpy(), name="item"), name="label")
+    return Labels(pd.Index(labels["item"].to_numpy(), name="item"), y)
 
 
-def align_calibration(counts: pd.DataFrame, labels: pd.Series) -> pd.DataFrame:
-    """Join labels onto vote counts; every labelled item must have votes."""
-    missing = labels.index.difference(counts.index, sort=False)
-    if len(missing):
+def align_calibration(votes: VoteCounts, labels: Labels) -> np.ndarray:
+    """Counts of the labelled items, in label order; every labelled item needs votes.
+
+    Returns
+    -------
+    ndarray of int64, shape (len(labels), 3)
+    """
+    if len(votes) == len(labels) and np.array_equal(votes.items, labels.items):
+        return votes.counts  # already aligned (the split protocol's fast path)
+    pos = votes.items.get_indexer(labels.items)
+    if (pos < 0).any():
+        missing = labels.items[pos < 0]
         raise DataValidationError(
             f"{len(missing)} labelled item(s) have no votes: {_show(missing)}. Every "
             f"item in labels must appear in votes (check the item ids match, e.g. "
             f"int vs str)."
         )
-    out = counts.loc[labels.index].copy()
-    out["label"] = labels.to_numpy()
-    return out
+    return votes.counts[pos]

@@ -169,10 +169,10 @@ class DavidsonAggregator(BayesianModel):
 
     def _prepare(self, votes: pd.DataFrame, labels: pd.DataFrame) -> FitData:
         self._check_options()
-        calib = align_calibration(validate_votes(votes), validate_labels(labels))
-        _check_calibration(calib["label"].to_numpy())
-        counts = calib[["n_pos", "n_tie", "n_neg"]].to_numpy()
-        y_idx = calib["label"].to_numpy() + 1  # -1, 0, +1 -> 0, 1, 2
+        labels = validate_labels(labels)
+        counts = align_calibration(validate_votes(votes), labels)
+        _check_calibration(labels.values)
+        y_idx = labels.values + 1  # -1, 0, +1 -> 0, 1, 2
         # Sufficient statistics: the likelihood only sees distinct count vectors
         # and, for each, how many calibration items carry each label.
         patterns, inverse = np.unique(counts, axis=0, return_inverse=True)
@@ -183,8 +183,8 @@ class DavidsonAggregator(BayesianModel):
         return FitData(
             data={"margin_feature": s, "tie_feature": t, "label_counts": label_counts},
             coords={"pattern": np.arange(len(patterns))},
-            observed={"label": (("item",), calib["label"].to_numpy())},
-            extra={"s": s[inverse], "t": t[inverse], "y_idx": y_idx, "items": calib.index.to_numpy()},
+            observed={"label": (("item",), labels.values)},
+            extra={"s": s[inverse], "t": t[inverse], "y_idx": y_idx},
         )
 
     def _build(self, fd: FitData) -> pm.Model:
@@ -234,12 +234,12 @@ class DavidsonAggregator(BayesianModel):
         self._check_fitted()
         self._check_options()
         counts = validate_votes(votes)
-        s, t = vote_features(counts.to_numpy(), self.alpha, self.kappa)
+        s, t = vote_features(counts.counts, self.alpha, self.kappa)
         probs = np.exp(self._log_probs(self.param_draws(), s, t))  # (draws, items, 3)
         mean = probs.mean(axis=0)
         risks = mae_risks(mean)  # linear in p, so equal to the posterior-averaged risk
         out = pd.DataFrame(
-            {"p_neg": mean[:, 0], "p_tie": mean[:, 1], "p_pos": mean[:, 2]}, index=counts.index
+            {"p_neg": mean[:, 0], "p_tie": mean[:, 1], "p_pos": mean[:, 2]}, index=counts.items
         )
         if self.method_ == "nuts":
             lo, hi = np.quantile(probs, [(1 - ci_prob) / 2, (1 + ci_prob) / 2], axis=0)
