@@ -118,15 +118,15 @@ def _summarise(theta: NDArray, w: NDArray, ci_prob: float) -> tuple[NDArray, ...
     """Weighted mean, equal-tailed and HPD limits, ESS of rows of draws ``theta``."""
     rows, d = theta.shape
     total = w.sum(axis=1)
+    safe_total = np.where(total > 0, total, 1.0)[:, None]
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = (w * theta).sum(axis=1) / total
-        ess = total**2 / (w**2).sum(axis=1)
-        wn = np.where(total[:, None] > 0, w / total[:, None], 0.0)
+        ess = np.where(total > 0, total**2 / (w**2).sum(axis=1), 0.0)
     # Zero-weight draws (theta outside [0, 1]) sort last, so only the first ~(1 - ci_prob)
     # of the mass can start an HPD window and the window search stays short.
     key = np.where(w > 0, theta, np.inf)
     flat = np.argsort(key, axis=1) + (np.arange(rows) * d)[:, None]
-    ts, ws = key.ravel()[flat], wn.ravel()[flat]
+    ts, ws = key.ravel()[flat], w.ravel()[flat] / safe_total
     cum = np.cumsum(ws, axis=1)
     before = cum - ws
     r = np.arange(rows)
@@ -201,10 +201,10 @@ def bayes_posterior_theta(
         Seed or generator for the draws.
     max_draws : int, default 2**20
         Cap for the redraws of replications whose effective sample size falls below
-        ``n_draws / 10``; these are rerun with 16, 256, ... times ``n_draws`` draws. This
+        ``n_draws / 10``; these are rerun with 4, 16, 64, ... times ``n_draws`` draws. This
         happens when the data conflict with :math:`\theta\in[0,1]` (e.g. the Rogan-Gladen
         estimate is below 0), so that few proposal draws land in [0, 1]. Replications
-        with no draw in [0, 1] even then get NaN summaries.
+        with no draw in [0, 1] even then get NaN summaries and ``ess == 0``.
 
     Returns
     -------
@@ -234,14 +234,14 @@ def bayes_posterior_theta(
     out = np.full((6, counts.shape[1]), np.nan)
     rows, draws = np.arange(counts.shape[1]), int(n_draws)
     # Where the data pull the unconstrained estimate outside [0, 1] (theta near 0 or 1) few
-    # proposal draws land in [0, 1]; those rows are redrawn with 16x the draws, not the rest.
+    # proposal draws land in [0, 1]; only those rows are redrawn, with 4x the draws each round.
     while rows.size:
         chunk = max(1, _CHUNK_ELEMENTS // draws)
         for s in range(0, rows.size, chunk):
             idx = rows[s : s + chunk]
             out[:, idx] = _posterior_rows(counts[:, idx], prior, draws, ci_prob, rng)
         rows = rows[~(out[5, rows] >= n_draws / 10)]
-        draws *= 16
+        draws *= 4
         if draws > max_draws:
             break
     return PosteriorSummary(*(f.reshape(shape)[()] if shape else float(f[0]) for f in out))

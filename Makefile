@@ -1,0 +1,30 @@
+# Two entry points for a fresh machine (see README): `make demo` and `make test`.
+# Each creates .venv with Python >= 3.12 if missing, installs bayesjudge, then runs.
+VENV  ?= .venv
+PY    := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+export OPENBLAS_NUM_THREADS ?= 1
+export MPLBACKEND ?= Agg
+
+.PHONY: demo test test-fast benchmark clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || { PYBIN=$$(tools/find-python) && echo "creating $(VENV) with $$PYBIN" && $$PYBIN -m venv $(VENV); }
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/bayesjudge demo
+
+test: $(STAMP)
+	$(PY) -m pytest -m "slow or not slow" -q
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not slow" -q
+
+benchmark: $(STAMP)
+	$(PY) benchmarks/bench_davidson_map.py
+
+clean:
+	rm -rf $(VENV)
