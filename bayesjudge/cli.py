@@ -65,7 +65,7 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from bayesjudge.demo import run_demo
 
-    run_demo(out_dir=Path(args.out_dir), n_splits=args.splits, draws=args.draws)
+    print(run_demo(out_dir=Path(args.out_dir), n_splits=args.splits, draws=args.draws))
     return 0
 
 
