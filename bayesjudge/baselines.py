@@ -22,14 +22,19 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from bayesjudge.data import DataValidationError
+from bayesjudge.data import (
+    DataValidationError,
+    check_integer_values,
+    check_no_missing,
+    require_frame,
+    validate_votes,
+)
 
 __all__ = [
     "ci_self_consistency",
     "majority_vote",
     "rounded_median",
     "soft_self_consistency",
-    "vote_counts",
 ]
 
 TieBreak = Literal["tie", "random"]
@@ -122,28 +127,6 @@ def rounded_median(votes: ArrayLike) -> NDArray[np.int64]:
     _check_labels(arr, "votes")
     median = np.median(arr, axis=1)
     return (np.sign(median) * np.ceil(np.abs(median))).astype(np.int64)
-
-
-def vote_counts(votes: pd.DataFrame) -> pd.DataFrame:
-    """Collapse the long ``votes`` table to per-item counts.
-
-    Parameters
-    ----------
-    votes : DataFrame
-        Columns ``item`` and ``vote`` (in {-1, 0, +1}), one row per sample.
-
-    Returns
-    -------
-    DataFrame
-        Columns ``n_pos``, ``n_tie``, ``n_neg``, indexed by ``item`` in order of
-        first appearance.
-    """
-    grouped = _group_votes(votes, need_confidence=False)
-    counts = np.bincount(grouped.flat, minlength=3 * len(grouped.items)).reshape(-1, 3)
-    return pd.DataFrame(
-        {"n_pos": counts[:, 2], "n_tie": counts[:, 1], "n_neg": counts[:, 0]},
-        index=grouped.items,
-    )
 
 
 def soft_self_consistency(
@@ -268,25 +251,15 @@ class _GroupedVotes(NamedTuple):
 
 
 def _group_votes(votes: pd.DataFrame, need_confidence: bool) -> _GroupedVotes:
+    # Validation lives in bayesjudge.data (one place, one set of messages).
     required = ["item", "vote"] + (["confidence"] if need_confidence else [])
-    missing = [c for c in required if c not in getattr(votes, "columns", [])]
-    if missing:
-        raise DataValidationError(
-            f"`votes` table is missing column(s) {missing}; expected columns {required}."
-        )
-    if len(votes) == 0:
-        raise DataValidationError("`votes` table is empty; pass at least one vote.")
-    vote = votes["vote"].to_numpy()
-    _check_labels(vote, "vote")
+    require_frame(votes, "votes", required)
+    check_no_missing(votes, "votes", required)
+    vote = check_integer_values(votes, "votes", "vote", (-1, 0, 1))
     confidence = None
     if need_confidence:
+        validate_votes(votes)  # checks confidence lies in [0, 1]
         confidence = votes["confidence"].to_numpy(dtype=float)
-        bad = ~((confidence >= 0) & (confidence <= 1))  # also catches NaN
-        if bad.any():
-            raise DataValidationError(
-                f"column `confidence` must lie in [0, 1]; found {confidence[bad][:5].tolist()}. "
-                "Pass probabilities (e.g. length-normalised sequence probabilities)."
-            )
     # factorize keeps first-appearance order, which the output index promises.
     codes, items = pd.factorize(votes["item"], sort=False)
     flat = codes * 3 + (vote.astype(np.intp) + 1)

@@ -79,7 +79,7 @@ class Labels:
 
 
 def _show(values: Iterable, k: int = 5) -> str:
-    values = list(values)
+    values = [v.item() if isinstance(v, np.generic) else v for v in values]
     head = ", ".join(repr(v) for v in values[:k])
     more = f" ... ({len(values)} in all)" if len(values) > k else ""
     return f"[{head}{more}]"
