@@ -209,7 +209,15 @@ def bayes_posterior_theta(
     Returns
     -------
     PosteriorSummary
-        Arrays with the broadcast shape of the counts.
+        Arrays with the broadcast shape of the counts (floats for scalar counts).
+
+    Notes
+    -----
+    Replications with identical counts share their Beta proposal draws (sampling is the
+    bottleneck of a Monte Carlo study); each replication's estimate is still the exact
+    sampler above, only the Monte Carlo errors of such replications are dependent. The
+    redraws of low-ESS replications keep the same proposal, so the estimator is unchanged;
+    only its Monte Carlo error shrinks.
 
     Examples
     --------
@@ -370,6 +378,7 @@ def misclassification_monte_carlo(
         raise DataValidationError(f"allocations must be 'equal' or 'adaptive', got {sorted(unknown)}. Fix: e.g. ('equal',).")
     if int(n_rep) != n_rep or n_rep < 1:
         raise DataValidationError(f"n_rep must be a positive integer, got {n_rep!r}. Fix: e.g. n_rep=10_000.")
+    _as_counts(n=n, m=m, m_pilot=m_pilot)
     if not 0 < alpha < 1:
         raise DataValidationError(f"alpha must lie in (0, 1), got {alpha}. Fix: e.g. alpha=0.05.")
     rng = np.random.default_rng(random_seed)
@@ -469,6 +478,7 @@ def distribution_shift_study(
         )
     if int(n_rep) != n_rep or n_rep < 1:
         raise DataValidationError(f"n_rep must be a positive integer, got {n_rep!r}. Fix: e.g. n_rep=10_000.")
+    _as_counts(n=n, m=m)
     rng = np.random.default_rng(random_seed)
     shape = (len(theta_q), int(n_rep))
     p_hat = rng.binomial(n, theta_p * q1 + (1 - theta_p) * (1 - q0), size=shape) / n
