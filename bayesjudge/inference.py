@@ -241,7 +241,8 @@ class Engine:
             if self._nutpie is None:
                 self._nutpie = nutpie.compile_pymc_model(self.model)
             # nutpie only knows the shared variables the graph uses.
-            known = set(self._nutpie.shared_data)
+            # (shared_data is keyed by internal ids; shared_var_keys are the variables)
+            known = {var.name for var in self._nutpie.shared_var_keys}
             data = {k: v for k, v in self._data.items() if k in known}
             compiled = self._nutpie.with_data(**data) if data else self._nutpie
             tree = nutpie.sample(

@@ -148,8 +148,8 @@ def validate_votes(votes: pd.DataFrame | VoteCounts) -> VoteCounts:
     """
     if isinstance(votes, VoteCounts):
         return votes
-    if isinstance(votes, pd.DataFrame) and set(COUNT_COLUMNS) <= set(votes.columns):
-        return _validate_counts(votes)
+    if isinstance(votes, pd.DataFrame) and set(COUNT_COLUMNS) & set(votes.columns):
+        return _validate_counts(votes)  # counts form (a partial set of columns is named there)
     require_frame(votes, "votes", ["item", "vote"])
     check_no_missing(votes, "votes", ["item", "vote"])
     v = check_integer_values(votes, "votes", "vote", TERNARY)
