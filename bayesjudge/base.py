@@ -87,8 +87,11 @@ class BayesianModel:
     # -- scikit-learn style parameters -----------------------------------------
     @classmethod
     def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [p for p in sig.parameters if p != "self"]
+        names = cls.__dict__.get("_init_param_names")
+        if names is None:  # inspect once per class: fit is called in tight loops
+            names = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+            cls._init_param_names = names
+        return names
 
     def get_params(self) -> dict[str, Any]:
         """Constructor arguments (so ``type(m)(**m.get_params())`` clones ``m``)."""
@@ -99,8 +102,8 @@ class BayesianModel:
         return f"{type(self).__name__}({args})"
 
     def _structure_key(self, fd: FitData) -> tuple:
-        params = {k: v for k, v in self.get_params().items() if k != "random_seed"}
-        return (type(self).__name__, json.dumps(params, sort_keys=True, default=str), fd.shape_key)
+        params = tuple((k, repr(v)) for k, v in self.get_params().items() if k != "random_seed")
+        return (type(self).__name__, params, fd.shape_key)
 
     # -- to implement ---------------------------------------------------------------
     def _prepare(self, *args, **kwargs) -> FitData:  # pragma: no cover - abstract
@@ -150,7 +153,11 @@ class BayesianModel:
         self.map_ = None
         self.diagnostics_ = None
         if method == "map":
-            self._map_result: MAPResult | None = engine.find_map(random_seed=self.random_seed)
+            # The Laplace covariance is computed on first use of idata_: a loop
+            # over calibration splits that only predicts never pays for it.
+            self._map_result: MAPResult | None = engine.find_map(
+                random_seed=self.random_seed, laplace=False
+            )
             self.map_ = {k: np.asarray(v) for k, v in self._map_result.point.items()}
         else:
             self._map_result = None
@@ -172,13 +179,15 @@ class BayesianModel:
         """ArviZ ``DataTree``: posterior, log_likelihood, observed_data."""
         self._check_fitted()
         if self._idata is None:  # MAP: built on first use, the refit loop never pays for it
+            fd = self._fit_data
+            self._engine.set_data(fd.data, fd.coords)  # another fit may have swapped it
             draws = self._engine.laplace_draws(self._map_result, LAPLACE_DRAWS, self.random_seed)
             post = xr.Dataset(
                 {k: (("chain", "draw", *self._dims_of(k, v)), v) for k, v in draws.items()},
                 coords={"chain": [0], "draw": np.arange(LAPLACE_DRAWS)},
             )
             post.attrs["inference"] = "laplace approximation at the MAP"
-            self._idata = self._assemble(post, self._fit_data)
+            self._idata = self._assemble(post, fd)
         return self._idata
 
     def _dims_of(self, name: str, draws: np.ndarray) -> tuple[str, ...]:

@@ -74,8 +74,8 @@ class MAPResult:
     x : ndarray
         The mode in the unconstrained space.
     cov : ndarray or None
-        Laplace covariance in the unconstrained space (None if the Hessian is
-        not negative definite).
+        Laplace covariance in the unconstrained space (None if not computed
+        yet, or if the Hessian is not negative definite).
     logp : float
         Joint log density at the mode.
     """
@@ -155,8 +155,8 @@ class Engine:
             lp, g = self._logp_dlogp(x)
             return -lp, -g
 
-        rng = np.random.default_rng(random_seed)
         start = self.x0 if x0 is None else np.asarray(x0, dtype=float)
+        rng = np.random.default_rng(random_seed) if n_starts > 1 else None
         best = None
         for k in range(n_starts):
             init = start if k == 0 else start + rng.normal(scale=1.0, size=start.shape)
@@ -186,10 +186,11 @@ class Engine:
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        cov = self._laplace_cov(best.x) if laplace else None
+        cov = self.laplace_cov(best.x) if laplace else None
         return MAPResult(point=self.constrain(best.x), x=best.x, cov=cov, logp=-float(best.fun))
 
-    def _laplace_cov(self, x: np.ndarray) -> np.ndarray | None:
+    def laplace_cov(self, x: np.ndarray) -> np.ndarray | None:
+        """Inverse of the negative Hessian of the log density at ``x`` (current data)."""
         # Central differences of the compiled gradient: 2 d gradient calls,
         # cheaper than compiling a second (Hessian) graph per structure.
         d = x.size
@@ -210,7 +211,12 @@ class Engine:
     def laplace_draws(
         self, fit: MAPResult, n_draws: int, random_seed: int | None
     ) -> dict[str, np.ndarray]:
-        """Draws of the constrained parameters from the Laplace approximation."""
+        """Draws of the constrained parameters from the Laplace approximation.
+
+        The engine's current data must be the data ``fit`` was found on.
+        """
+        if fit.cov is None:
+            fit.cov = self.laplace_cov(fit.x)
         if fit.cov is None:
             raise FitError(
                 "The Hessian at the MAP is not negative definite, so no Laplace "

@@ -208,9 +208,13 @@ class DavidsonAggregator(BayesianModel):
             else:
                 eta = priors["tie_scale"].create("tie_scale") * t
             u = beta * s
-            p = pt.special.softmax(pt.stack([-u, eta, u], axis=-1), axis=-1)
-            pm.Multinomial("label_counts_obs", n=counts.sum(axis=-1), p=p, observed=counts,
-                           dims=("pattern", "outcome"))
+            log_p = pt.special.log_softmax(pt.stack([-u, eta, u], axis=-1), axis=-1)
+            # Weighted categorical log-likelihood of the calibration labels
+            # (sum over items of log p(y_i | s_i, t_i), grouped by count pattern).
+            # A Potential rather than pm.Multinomial: same argmax and posterior,
+            # without the multinomial coefficients' gammaln terms, which made each
+            # logp+gradient call ~40% slower (23 vs 16 us) in the split-refit loop.
+            pm.Potential("calibration_loglik", (counts * log_p).sum())
         return model
 
     def _eta(self, params: dict[str, np.ndarray], t: np.ndarray) -> np.ndarray:
