@@ -128,6 +128,7 @@ class BayesianModel:
         chains: int = 4,
         sampler: Sampler = "nutpie",
         progressbar: bool = False,
+        sampler_kwargs: dict | None = None,
         **kwargs,
     ):
         """Fit by MAP (L-BFGS-B + Laplace) or NUTS; returns ``self``.
@@ -141,6 +142,14 @@ class BayesianModel:
             NUTS settings (ignored by MAP).
         sampler : {"nutpie", "pymc"}
             NUTS implementation; nutpie is compiled once per model structure.
+        sampler_kwargs : dict, optional
+            Passed to the sampler (e.g. ``{"target_accept": 0.95}``).
+
+        Notes
+        -----
+        The MAP is the mode of the posterior density of the constrained
+        parameters (no Jacobian, as ``pm.find_MAP``), so ``priors="flat"`` (or
+        Beta(1, 1) on a probability) gives the maximum-likelihood estimate.
         """
         if method not in ("map", "nuts"):
             raise ValueError(f"method must be 'map' or 'nuts', got {method!r}")
@@ -161,7 +170,8 @@ class BayesianModel:
             self.map_ = {k: np.asarray(v) for k, v in self._map_result.point.items()}
         else:
             self._map_result = None
-            tree = engine.sample(draws, tune, chains, self.random_seed, sampler, progressbar)
+            tree = engine.sample(draws, tune, chains, self.random_seed, sampler, progressbar,
+                                 sampler_kwargs)
             self.diagnostics_ = check_convergence(tree, list(self._summary_vars))
             self._idata = self._assemble(tree["posterior"].to_dataset(), fd, tree["sample_stats"].to_dataset())
         self.method_ = method
@@ -211,6 +221,14 @@ class BayesianModel:
         groups = {"posterior": post, "log_likelihood": log_lik, "observed_data": obs}
         if stats is not None:
             groups["sample_stats"] = stats
+        # Label every dim that has coordinates (system names, obs labels, ...)
+        # so summaries and saved files describe themselves.
+        for name, ds in groups.items():
+            labels = {
+                d: np.asarray(fd.coords[d]) for d in ds.dims
+                if d in fd.coords and len(fd.coords[d]) == ds.sizes[d]
+            }
+            groups[name] = ds.assign_coords(labels)
         return xr.DataTree.from_dict(groups)
 
     def param_draws(self) -> dict[str, np.ndarray]:

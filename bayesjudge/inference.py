@@ -21,6 +21,7 @@ import logging
 import warnings
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -72,7 +73,10 @@ class MAPResult:
     point : dict
         Constrained parameter values at the mode (free RVs and deterministics).
     x : ndarray
-        The mode in the unconstrained space.
+        The MAP (mode of the density of the constrained parameters, no
+        Jacobian) written in the unconstrained space.
+    laplace_x : ndarray or None
+        Centre of the Laplace approximation (mode of the unconstrained density).
     cov : ndarray or None
         Laplace covariance in the unconstrained space (None if not computed
         yet, or if the Hessian is not negative definite).
@@ -84,6 +88,7 @@ class MAPResult:
     x: np.ndarray
     cov: np.ndarray | None
     logp: float
+    laplace_x: np.ndarray | None = None
 
 
 class Engine:
@@ -102,11 +107,12 @@ class Engine:
         self.value_names = [v.name for v in model.value_vars]
         self._shapes = [np.shape(ip[n]) for n in self.value_names]
         self.x0 = np.concatenate([np.ravel(ip[n]) for n in self.value_names]).astype(float)
-        logp = model.logp()
-        grad = pt.concatenate([g.ravel() for g in pt.grad(logp, model.value_vars)])
-        (logp_x, grad_x), x = join_nonshared_inputs(ip, [logp, grad], model.value_vars)
-        self._logp_dlogp = pytensor.function([x], [logp_x, grad_x])
-        self._logp_dlogp.trust_input = True
+        # MAP is the mode of the posterior of the *constrained* parameters (no
+        # Jacobian, as pm.find_MAP): with flat priors it is the MLE whatever the
+        # transform. The Laplace approximation lives in the unconstrained space,
+        # so it uses the density with the Jacobian.
+        self._logp_dlogp = self._compile_logp_dlogp(ip, jacobian=False)
+        self._logp_dlogp_jac = self._compile_logp_dlogp(ip, jacobian=True)
         outs = model.unobserved_value_vars
         self.param_names = [o.name for o in outs]
         outs_x, x2 = join_nonshared_inputs(ip, outs, model.value_vars)
@@ -115,6 +121,14 @@ class Engine:
         self._nutpie = None
         self._data: dict[str, np.ndarray] = {}
         self._coords: dict[str, np.ndarray] = {}
+
+    def _compile_logp_dlogp(self, ip, jacobian: bool):
+        logp = self.model.logp(jacobian=jacobian)
+        grad = pt.concatenate([g.ravel() for g in pt.grad(logp, self.model.value_vars)])
+        (logp_x, grad_x), x = join_nonshared_inputs(ip, [logp, grad], self.model.value_vars)
+        fn = pytensor.function([x], [logp_x, grad_x])
+        fn.trust_input = True
+        return fn
 
     # -- data -----------------------------------------------------------------
     def set_data(self, data: Mapping[str, np.ndarray], coords: Mapping | None = None) -> None:
@@ -133,9 +147,10 @@ class Engine:
         self._coords = {k: np.asarray(v) for k, v in (coords or {}).items()}
 
     # -- MAP ------------------------------------------------------------------
-    def logp_dlogp(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+    def logp_dlogp(self, x: np.ndarray, jacobian: bool = False) -> tuple[float, np.ndarray]:
         """Joint log density and gradient at the unconstrained vector ``x``."""
-        lp, g = self._logp_dlogp(np.asarray(x, dtype=float))
+        fn = self._logp_dlogp_jac if jacobian else self._logp_dlogp
+        lp, g = fn(np.asarray(x, dtype=float))
         return float(lp), g
 
     def constrain(self, x: np.ndarray) -> dict[str, np.ndarray]:
@@ -150,20 +165,12 @@ class Engine:
         laplace: bool = True,
     ) -> MAPResult:
         """Maximise the joint log density with L-BFGS-B (multi-start optional)."""
-
-        def neg(x):
-            lp, g = self._logp_dlogp(x)
-            return -lp, -g
-
         start = self.x0 if x0 is None else np.asarray(x0, dtype=float)
         rng = np.random.default_rng(random_seed) if n_starts > 1 else None
         best = None
         for k in range(n_starts):
             init = start if k == 0 else start + rng.normal(scale=1.0, size=start.shape)
-            res = optimize.minimize(
-                neg, init, jac=True, method="L-BFGS-B",
-                options={"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9},
-            )
+            res = self._maximise(self._logp_dlogp, init)
             if np.isfinite(res.fun) and (best is None or res.fun < best.fun):
                 best = res
         if best is None:
@@ -172,34 +179,62 @@ class Engine:
                 "and priors (a flat prior with separable data has no finite MAP)."
             )
         if not best.success and np.max(np.abs(best.jac)) > 1e-3:
-            warnings.warn(
+            warn_user(
                 f"MAP optimisation did not converge ({best.message}); the estimate may "
                 f"be off. Try informative priors (priors=None) or more calibration data.",
                 ConvergenceWarning,
-                stacklevel=3,
             )
         if np.max(np.abs(best.x)) > 30:
-            warnings.warn(
+            warn_user(
                 "MAP estimate is at |value| > 30 on the unconstrained scale: the data "
                 "barely identify a parameter (e.g. separable labels under a flat prior). "
                 "Use the default weakly-informative priors or more calibration data.",
                 ConvergenceWarning,
-                stacklevel=3,
             )
-        cov = self.laplace_cov(best.x) if laplace else None
-        return MAPResult(point=self.constrain(best.x), x=best.x, cov=cov, logp=-float(best.fun))
+        fit = MAPResult(point=self.constrain(best.x), x=best.x, cov=None, logp=-float(best.fun))
+        if laplace:
+            self.laplace(fit)
+        return fit
+
+    @staticmethod
+    def _maximise(fn, init: np.ndarray):
+        def neg(x):
+            lp, g = fn(x)
+            return -lp, -g
+
+        return optimize.minimize(
+            neg, init, jac=True, method="L-BFGS-B",
+            options={"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9},
+        )
+
+    def laplace(self, fit: MAPResult) -> None:
+        """Fill ``fit.laplace_x`` / ``fit.cov``: Gaussian approximation in the unconstrained space.
+
+        Centred at the mode of the unconstrained density (with the Jacobian;
+        equal to the MAP for untransformed parameters), covariance the inverse
+        negative Hessian there. Uses the engine's current data.
+        """
+        x = fit.x
+        if self._has_transforms():
+            x = self._maximise(self._logp_dlogp_jac, fit.x).x
+        fit.laplace_x = x
+        fit.cov = self.laplace_cov(x)
+
+    def _has_transforms(self) -> bool:
+        return any(self.model.rvs_to_transforms.get(rv) is not None for rv in self.model.free_RVs)
 
     def laplace_cov(self, x: np.ndarray) -> np.ndarray | None:
-        """Inverse of the negative Hessian of the log density at ``x`` (current data)."""
+        """Inverse negative Hessian of the (Jacobian-adjusted) log density at ``x``."""
         # Central differences of the compiled gradient: 2 d gradient calls,
         # cheaper than compiling a second (Hessian) graph per structure.
         d = x.size
         hess = np.empty((d, d))
+        grad = self._logp_dlogp_jac
         for j in range(d):
             h = 1e-5 * max(1.0, abs(x[j]))
             e = np.zeros(d)
             e[j] = h
-            hess[:, j] = (self._logp_dlogp(x + e)[1] - self._logp_dlogp(x - e)[1]) / (2 * h)
+            hess[:, j] = (grad(x + e)[1] - grad(x - e)[1]) / (2 * h)
         hess = 0.5 * (hess + hess.T)
         try:
             chol = np.linalg.cholesky(-hess)
@@ -215,8 +250,8 @@ class Engine:
 
         The engine's current data must be the data ``fit`` was found on.
         """
-        if fit.cov is None:
-            fit.cov = self.laplace_cov(fit.x)
+        if fit.laplace_x is None:
+            self.laplace(fit)
         if fit.cov is None:
             raise FitError(
                 "The Hessian at the MAP is not negative definite, so no Laplace "
@@ -224,7 +259,7 @@ class Engine:
                 "with priors=None or method='nuts'."
             )
         rng = np.random.default_rng(random_seed)
-        xs = rng.multivariate_normal(fit.x, fit.cov, size=n_draws)
+        xs = rng.multivariate_normal(fit.laplace_x, fit.cov, size=n_draws)
         rows = [self._constrain(xi) for xi in xs]
         return {
             name: np.stack([r[i] for r in rows])[None] for i, name in enumerate(self.param_names)
@@ -239,8 +274,14 @@ class Engine:
         random_seed: int | None,
         sampler: Sampler = "nutpie",
         progressbar: bool = False,
+        sampler_kwargs: Mapping | None = None,
     ) -> xr.DataTree:
-        """Run NUTS on the current data; returns posterior and sample_stats."""
+        """Run NUTS on the current data; returns posterior and sample_stats.
+
+        ``sampler_kwargs`` go to ``nutpie.sample`` or ``pm.sample`` (e.g.
+        ``target_accept``).
+        """
+        extra = dict(sampler_kwargs or {})
         if sampler == "nutpie":
             import nutpie
 
@@ -253,14 +294,14 @@ class Engine:
             compiled = self._nutpie.with_data(**data) if data else self._nutpie
             tree = nutpie.sample(
                 compiled, draws=draws, tune=tune, chains=chains, seed=random_seed,
-                progress_bar=progressbar, cores=min(chains, 2),
+                progress_bar=progressbar, cores=min(chains, 2), **extra,
             )
         elif sampler == "pymc":
             pm.set_data(self._data, coords=self._coords, model=self.model)
             tree = pm.sample(
                 draws=draws, tune=tune, chains=chains, random_seed=random_seed,
                 progressbar=progressbar, model=self.model, compute_convergence_checks=False,
-                cores=1,
+                cores=1, **extra,
             )
         else:
             raise ValueError(f"sampler must be 'nutpie' or 'pymc', got {sampler!r}")
@@ -296,12 +337,24 @@ def check_convergence(tree: xr.DataTree, var_names: list[str]) -> dict[str, floa
     if min_ess < ESS_MIN:
         problems.append(f"min bulk ESS {min_ess:.0f} < {ESS_MIN} (increase draws)")
     if problems:
-        warnings.warn(
+        warn_user(
             "NUTS diagnostics: " + "; ".join(problems) + ". Intervals may be unreliable.",
             ConvergenceWarning,
-            stacklevel=3,
         )
     return {"max_rhat": max_rhat, "min_ess_bulk": min_ess, "divergences": div}
+
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parent)
+
+
+def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn`` attributed to the first caller outside bayesjudge.
+
+    A fixed ``stacklevel`` points inside the library when the call is nested
+    (``fit`` -> engine -> check); skipping the package's files always lands
+    on the user's line.
+    """
+    warnings.warn(message, category, skip_file_prefixes=(_PACKAGE_DIR,))
 
 
 def _is_data(model: pm.Model, name: str) -> bool:

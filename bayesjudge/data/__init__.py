@@ -14,3 +14,4 @@ from bayesjudge.data.schema import (  # noqa: F401
     validate_labels,
     validate_votes,
 )
+from bayesjudge.data.judgments import MisclassificationCounts, check_calibration_classes, validate_calibration, validate_judgment_counts, validate_judgments, validate_misclassification  # noqa: F401,E501

@@ -1,0 +1,287 @@
+"""Several evaluated systems, one LLM judge: misclassification model with pooled judge rates.
+
+Extends :class:`~bayesjudge.models.misclassification.MisclassificationModel`
+(``misclassification_adjusted_reporting.txt``, Sections 3-5) to K systems
+judged by the same judge. Each system k has its own accuracy theta_k; its
+specificity and sensitivity are partially pooled toward the judge's shared
+values on the logit scale, so a small per-system calibration set borrows
+strength from the others. ``pooling="complete"`` (one q0, q1 for all systems:
+the paper's assumption that the judge's behaviour depends only on the true
+label, Section 7) and ``pooling="none"`` (K separate models) are the two limits.
+The output is every system's bias-adjusted accuracy and the posterior of the
+pairwise differences between systems.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytensor.tensor as pt
+
+from bayesjudge.base import CI_PROB, BayesianModel, FitData
+from bayesjudge.data import DataValidationError, check_calibration_classes
+from bayesjudge.models.misclassification import (
+    GOOD_JUDGE_START,
+    OBS,
+    PROBABILITIES,
+    set_start,
+    as_counts,
+    binomial_loglik,
+    counts_arrays,
+    judged_rate,
+    posterior_table,
+    probability_parameter,
+    warn_if_not_identified,
+)
+from bayesjudge.priors import Prior, resolve_priors
+
+Pooling = Literal["partial", "complete", "none"]
+RATES = ("specificity", "sensitivity")
+
+
+class HierarchicalMisclassificationModel(BayesianModel):
+    r"""Bias-adjusted accuracies of K systems judged by one judge, with pooled q0, q1.
+
+    For system k with test counts (judged_pos_k of n_k) and calibration counts
+    (tp_k of m1_k, tn_k of m0_k):
+
+    .. math::
+
+        \theta_k \sim \mathrm{Beta}(1, 1)
+
+        \operatorname{logit} q_{0k} = \mu_0 + \tau_0 z_{0k},\quad
+        \operatorname{logit} q_{1k} = \mu_1 + \tau_1 z_{1k},\quad
+        z_{\cdot k} \sim \mathrm{Normal}(0, 1)      \quad(\text{partial, non-centred})
+
+        \mu_0, \mu_1 \sim \mathrm{Logistic}(0, 1),\qquad \tau_0, \tau_1 \sim \mathrm{HalfNormal}(1)
+
+        tn_k \sim \mathrm{Bin}(m_{0k}, q_{0k}),\quad tp_k \sim \mathrm{Bin}(m_{1k}, q_{1k}),\quad
+        \text{judged\_pos}_k \sim \mathrm{Bin}(n_k, \theta_k q_{1k} + (1-\theta_k)(1-q_{0k}))
+
+    ``pooling="complete"`` sets tau = 0 (q_k = invlogit(mu) for every system);
+    ``pooling="none"`` gives each system its own logit q_k ~ Logistic(0, 1),
+    i.e. K independent :class:`MisclassificationModel` fits.
+
+    Priors. ``Logistic(0, 1)`` on a logit is exactly uniform on the probability,
+    so the judge-level rates invlogit(mu) -- and, under ``"none"``, every q_k --
+    have the Beta(1, 1) prior of the single-system model; under ``"complete"``
+    the model is the single-system model with shared q0, q1. ``HalfNormal(1)``
+    on the between-system sd of the logits lets a judge with q = 0.9 vary from
+    about 0.77 to 0.96 across systems at one sd, and shrinks toward a common
+    judge when the data cannot tell systems apart. ``priors="flat"`` makes
+    ``accuracy`` and the logit means flat (MAP = maximum likelihood); the sds
+    keep their HalfNormal prior, since a flat prior on a hierarchical sd has no
+    finite joint mode.
+
+    Names (dims): ``accuracy``, ``specificity``, ``sensitivity``,
+    ``judged_rate`` (``system``); ``judge_specificity``, ``judge_sensitivity``
+    (invlogit of the logit means: the typical system's rates; partial and
+    complete pooling); ``specificity_logit_mean``, ``specificity_logit_sd``,
+    ``specificity_offset`` (and the same for sensitivity; partial pooling).
+
+    Pointwise log-likelihood: one binomial per (``system``, ``obs``), ``obs`` =
+    (``test``, ``calibration_0``, ``calibration_1``), as in the single model.
+
+    Parameters
+    ----------
+    pooling : {"partial", "complete", "none"}
+        How the systems' specificity and sensitivity are tied together.
+    priors : None, "flat" or dict
+        Keys ``accuracy`` (default Beta(1, 1)), ``specificity_logit_mean``,
+        ``sensitivity_logit_mean`` (default Logistic(0, 1)),
+        ``specificity_logit_sd``, ``sensitivity_logit_sd`` (default HalfNormal(1)).
+    random_seed : int
+        Seeds NUTS and the Laplace draws.
+
+    Notes
+    -----
+    Fit partial pooling with ``method="nuts"``: its MAP is the joint mode over
+    the offsets and the sds, which over-shrinks (the usual hierarchical funnel).
+    Under ``"partial"`` and ``"complete"`` a system may lack calibration items
+    of one class (it borrows the judge-level rate); under ``"none"`` every
+    system needs both classes.
+
+    Examples
+    --------
+    >>> from bayesjudge.datasets import simulate_misclassification
+    >>> judgments, calibration = simulate_misclassification(
+    ...     theta=[0.3, 0.5, 0.7], q0=0.8, q1=0.9, n=500, m0=30, m1=30)
+    >>> model = HierarchicalMisclassificationModel(pooling="complete").fit(judgments, calibration)
+    >>> list(model.differences()["system_a"])
+    ['system_0', 'system_0', 'system_1']
+    """
+
+    def __init__(
+        self,
+        pooling: Pooling = "partial",
+        priors: None | str | dict = None,
+        random_seed: int | None = 0,
+    ):
+        self.pooling = pooling
+        self.priors = priors
+        self.random_seed = random_seed
+
+    @property
+    def _summary_vars(self) -> tuple[str, ...]:
+        judge = () if self.pooling == "none" else ("judge_specificity", "judge_sensitivity")
+        sds = ("specificity_logit_sd", "sensitivity_logit_sd") if self.pooling == "partial" else ()
+        return PROBABILITIES + judge + sds
+
+    def _check_options(self) -> None:
+        if self.pooling not in ("partial", "complete", "none"):
+            raise ValueError(f"pooling must be 'partial', 'complete' or 'none', got {self.pooling!r}")
+
+    def _resolved_priors(self) -> dict[str, Prior]:
+        defaults = {"accuracy": Prior("Beta", alpha=1, beta=1)}
+        for rate in RATES:
+            defaults[f"{rate}_logit_mean"] = Prior("Logistic", mu=0, s=1)
+            defaults[f"{rate}_logit_sd"] = Prior("HalfNormal", sigma=1)
+        flat = {k: (v if k.endswith("_sd") else Prior("Flat")) for k, v in defaults.items()}
+        return resolve_priors(self.priors, defaults, flat=flat)
+
+    # -- pieces of the contract ---------------------------------------------------
+    def _prepare(self, judgments, calibration=None) -> FitData:
+        self._check_options()
+        self._resolved_priors()
+        counts = as_counts(judgments, calibration, by_system=True)
+        if len(counts) < 2:
+            raise DataValidationError(
+                f"HierarchicalMisclassificationModel needs at least 2 systems, got "
+                f"{list(counts.systems)}; use MisclassificationModel for one system."
+            )
+        if self.pooling == "none":
+            check_calibration_classes(counts, per_system=True)
+            warn_if_not_identified(counts.q0_hat, counts.q1_hat, counts.systems)
+        else:
+            check_calibration_classes(counts, per_system=False)
+            pooled = counts.pooled_calibration()
+            warn_if_not_identified(pooled.q0_hat[:1], pooled.q1_hat[:1], ["pooled"])
+        successes, trials = counts_arrays(counts)
+        systems = [str(s) for s in counts.systems]
+        return FitData(
+            data={"successes": successes, "trials": trials},
+            coords={"system": systems, "obs": list(OBS)},
+            observed={"counts": (("system", "obs"), successes), "trials": (("system", "obs"), trials)},
+            shape_key=(len(systems),),
+            extra={"counts": counts},
+        )
+
+    def _build(self, fd: FitData) -> pm.Model:
+        priors = self._resolved_priors()
+        coords = {"system": fd.coords["system"], "obs": list(OBS)}
+        with pm.Model(coords=coords) as model:
+            successes = pm.Data("successes", fd.data["successes"], dims=("system", "obs"))
+            trials = pm.Data("trials", fd.data["trials"], dims=("system", "obs"))
+            theta = probability_parameter(priors["accuracy"], "accuracy", dims="system")
+            q0 = self._rate("specificity", priors, len(fd.coords["system"]))
+            q1 = self._rate("sensitivity", priors, len(fd.coords["system"]))
+            p = pm.Deterministic("judged_rate", judged_rate(theta, q0, q1), dims="system")
+            pm.Binomial(
+                "counts", n=trials, p=pt.stack([p, q0, q1], axis=-1), observed=successes,
+                dims=("system", "obs"),
+            )
+        return model
+
+    def _rate(self, name: str, priors: dict[str, Prior], k: int):
+        mean_prior = priors[f"{name}_logit_mean"]
+        start = np.log(GOOD_JUDGE_START / (1 - GOOD_JUDGE_START))
+        if self.pooling == "none":
+            logit = mean_prior.create(f"{name}_logit", dims="system")
+            set_start(logit, start)
+        else:
+            mu = mean_prior.create(f"{name}_logit_mean")
+            set_start(mu, start)
+            pm.Deterministic(f"judge_{name}", pm.math.invlogit(mu))
+            if self.pooling == "complete":
+                logit = mu + pt.zeros(k)
+            else:
+                tau = priors[f"{name}_logit_sd"].create(f"{name}_logit_sd")
+                z = pm.Normal(f"{name}_offset", 0.0, 1.0, dims="system")
+                logit = mu + tau * z
+        return pm.Deterministic(name, pm.math.invlogit(logit), dims="system")
+
+    def _pointwise_loglik(self, params, fd):
+        return {"counts": binomial_loglik(params, fd.data["successes"], fd.data["trials"])}
+
+
+    def _state(self) -> dict:
+        return {"systems": self.systems_}
+
+    def _set_state(self, state: dict) -> None:
+        self._systems = list(state["systems"])
+
+    # -- public ----------------------------------------------------------------------
+    @property
+    def systems_(self) -> list[str]:
+        """System names in model order."""
+        self._check_fitted()
+        fd = getattr(self, "_fit_data", None)
+        return list(fd.coords["system"]) if fd is not None else list(self._systems)
+
+    def _accuracy_draws(self) -> np.ndarray:
+        post = self.idata_["posterior"].to_dataset()
+        return post["accuracy"].values.reshape(-1, len(self.systems_))
+
+    def predict(self, ci_prob: float = CI_PROB, include_draws: bool = False) -> pd.DataFrame:
+        """Posterior of every system's accuracy theta_k and judged rate p_k.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (``system``, ``quantity``), quantity in {``accuracy``,
+            ``judged_rate``}; columns ``mean``, ``sd``, ``median``, ``lower``,
+            ``upper``, ``map`` (MAP fits) and ``draws`` (if ``include_draws``).
+        """
+        self._check_fitted()
+        post = self.idata_["posterior"].to_dataset()
+        k = len(self.systems_)
+        draws = {q: post[q].values.reshape(-1, k) for q in ("accuracy", "judged_rate")}
+        point = self.map_ if self.method_ == "map" else None
+        table = posterior_table(draws, ci_prob, systems=self.systems_, point=point, include_draws=include_draws)
+        return table.sort_values(["system", "quantity"], key=_system_order(self.systems_), ignore_index=True)
+
+    def differences(self, ci_prob: float = CI_PROB) -> pd.DataFrame:
+        """Posterior of theta_a - theta_b for every pair of systems (a before b).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``system_a``, ``system_b``, ``mean``, ``sd``, ``lower``,
+            ``upper`` (equal-tailed ``ci_prob`` interval of theta_a - theta_b) and
+            ``prob_a_better`` = P(theta_a > theta_b | data).
+        """
+        self._check_fitted()
+        theta = self._accuracy_draws()
+        names = self.systems_
+        tail = (1 - ci_prob) / 2
+        rows = []
+        for i, j in combinations(range(len(names)), 2):
+            d = theta[:, i] - theta[:, j]
+            lo, hi = np.quantile(d, [tail, 1 - tail])
+            rows.append({
+                "system_a": names[i], "system_b": names[j], "mean": d.mean(), "sd": d.std(ddof=1),
+                "lower": lo, "upper": hi, "prob_a_better": float((d > 0).mean()),
+            })
+        return pd.DataFrame(rows)
+
+    def win_table(self) -> pd.DataFrame:
+        """Square table of P(theta_row > theta_column | data); NaN on the diagonal."""
+        self._check_fitted()
+        theta = self._accuracy_draws()
+        wins = (theta[:, :, None] > theta[:, None, :]).mean(axis=0)
+        np.fill_diagonal(wins, np.nan)
+        names = pd.Index(self.systems_, name="system")
+        return pd.DataFrame(wins, index=names, columns=names.rename("opponent"))
+
+
+def _system_order(systems: list[str]):
+    rank = {s: i for i, s in enumerate(systems)}
+
+    def key(col: pd.Series) -> pd.Series:
+        return col.map(rank) if col.name == "system" else col
+
+    return key

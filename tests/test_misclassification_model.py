@@ -1,0 +1,418 @@
+"""Tests of the Bayesian misclassification models (``misclassification_adjusted_reporting.txt``).
+
+References, independent of the PyMC code:
+
+* R ``prevalence::truePrev`` (JAGS), run by ``tests/reference/truePrev_reference.R``
+  on four count sets; its output is ``tests/reference/truePrev_reference.csv``.
+  Mapping: TP (true prevalence) = accuracy theta, SE = sensitivity q1 with prior
+  Beta(tp + 1, m1 - tp + 1), SP = specificity q0 with prior Beta(tn + 1, m0 - tn + 1)
+  -- which is exactly our uniform prior times the calibration likelihood.
+* The exact importance sampler ``bayes_posterior_theta`` (same model, no MCMC).
+* The closed-form maximum-likelihood estimate: Rogan-Gladen (eq. 5), which the
+  flat-prior MAP must equal when it lies in (0, 1) (derivation in the class docstring).
+
+PyMC graphs compiled here (once each): single model with flat and default
+priors, hierarchical with 4 systems under complete (flat), none and partial pooling.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayesjudge.data import DataValidationError, validate_judgment_counts, validate_misclassification
+from bayesjudge.datasets import simulate_misclassification
+from bayesjudge.estimators import allocate_calibration, rogan_gladen
+from bayesjudge.experiments.misclassification import bayes_posterior_theta
+from bayesjudge.inference import ConvergenceWarning
+from bayesjudge.models.misclassification import (
+    IdentifiabilityWarning,
+    MisclassificationModel,
+    bayesian_allocation,
+)
+from bayesjudge.models.misclassification_hierarchical import HierarchicalMisclassificationModel
+
+REFERENCE = Path(__file__).parent / "reference" / "truePrev_reference.csv"
+COUNT_ARGS = ["judged_pos", "n", "tp", "m1", "tn", "m0"]
+NUTS_REF = {"method": "nuts", "chains": 4, "draws": 2000, "tune": 1000}
+NUTS_HIER = {"method": "nuts", "chains": 4, "draws": 1000, "tune": 1000}
+
+
+def fit_quiet(model, *args, **kwargs):
+    """Fit with ConvergenceWarning silenced; the tests check what they need.
+
+    Partial pooling has ~0.5% divergent transitions at nutpie's default
+    target_accept = 0.8 (none at 0.99), which the engine does not expose.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return model.fit(*args, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def reference() -> pd.DataFrame:
+    return pd.read_csv(REFERENCE)
+
+
+@pytest.fixture(scope="module")
+def reference_fits(reference) -> dict[str, MisclassificationModel]:
+    """NUTS fits (uniform priors, 4 x 2000 draws) of the four truePrev cases, one graph."""
+    cases = reference.drop_duplicates("case").set_index("case")[COUNT_ARGS]
+    fits = {}
+    for case, row in cases.iterrows():
+        counts = {k: int(v) for k, v in row.items()}
+        fits[case] = fit_quiet(MisclassificationModel(random_seed=11), _counts(**counts), **NUTS_REF)
+    return fits
+
+
+def _counts(**kw):
+    return validate_judgment_counts(**kw)
+
+
+# --------------------------------------------------------------------------- closed form
+
+
+RG_CASES = [
+    (480, 1000, 90, 100, 70, 100),  # the paper's running example: theta_hat = 0.3
+    (60, 200, 18, 20, 16, 20),
+    (700, 1000, 45, 50, 81, 90),
+    (50, 100, 8, 20, 8, 20),  # q0_hat + q1_hat = 0.8 < 1, yet theta_hat = 0.5 lies in (0, 1)
+]
+
+
+@pytest.mark.parametrize("counts", RG_CASES)
+def test_flat_map_is_rogan_gladen(counts):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IdentifiabilityWarning)
+        model = MisclassificationModel(priors="flat").fit_counts(*counts)
+    x, n, tp, m1, tn, m0 = counts
+    theta_hat = (x / n + tn / m0 - 1) / (tn / m0 + tp / m1 - 1)  # eq. (5)
+    assert 0 < theta_hat < 1
+    assert float(model.map_["accuracy"]) == pytest.approx(theta_hat, abs=1e-6)
+    if tn / m0 + tp / m1 > 1:  # the estimators module refuses q0_hat + q1_hat <= 1
+        assert rogan_gladen(*counts) == pytest.approx(theta_hat, abs=1e-12)
+    assert float(model.map_["specificity"]) == pytest.approx(tn / m0, abs=1e-6)
+    assert float(model.map_["sensitivity"]) == pytest.approx(tp / m1, abs=1e-6)
+    assert float(model.map_["judged_rate"]) == pytest.approx(x / n, abs=1e-6)
+
+
+def test_map_default_priors_is_the_mle_and_laplace_stays_inside():
+    # The MAP is the mode of the constrained posterior (no Jacobian, as pm.find_MAP),
+    # so with Beta(1, 1) priors it is the MLE -- on the boundary q1 = 1 for a perfect
+    # calibration set (tp = m1). The Laplace approximation (unconstrained space, with
+    # Jacobian) stays inside (0, 1).
+    model = MisclassificationModel().fit_counts(480, 1000, 100, 100, 70, 100)
+    assert float(model.map_["sensitivity"]) == pytest.approx(1.0, abs=1e-6)
+    assert float(model.map_["specificity"]) == pytest.approx(0.7, abs=1e-6)
+    summary = model.summarize()
+    assert list(summary.index) == ["accuracy", "specificity", "sensitivity"]
+    assert (summary["eti95_lb"] > 0).all() and (summary["eti95_ub"] < 1).all()
+    assert summary.loc["sensitivity", "eti95_lb"] > 0.9
+
+
+# --------------------------------------------------------------------------- reference
+
+
+@pytest.mark.parametrize("case", ["paper_q07_q09", "small_calibration", "high_accuracy", "weak_judge"])
+def test_nuts_matches_truePrev(reference_fits, reference, case):
+    model = reference_fits[case]
+    ref = reference[reference.case == case].set_index("parameter")
+    post = model.idata_["posterior"]
+    for param, row in ref.iterrows():
+        x = post[param].values.ravel()
+        lo, med, hi = np.quantile(x, [0.025, 0.5, 0.975])
+        # Monte Carlo error of both samplers: ~0.03 sd for the mean, ~0.1 sd for 2.5% tails.
+        assert x.mean() == pytest.approx(row["mean"], abs=0.1 * row["sd"]), param
+        assert med == pytest.approx(row["median"], abs=0.1 * row["sd"]), param
+        assert lo == pytest.approx(row["lower"], abs=0.25 * row["sd"]), param
+        assert hi == pytest.approx(row["upper"], abs=0.25 * row["sd"]), param
+        assert x.std() == pytest.approx(row["sd"], rel=0.08), param
+
+
+def test_nuts_matches_exact_importance_sampler(reference_fits, reference):
+    cases = reference.drop_duplicates("case").set_index("case")[COUNT_ARGS]
+    exact = bayes_posterior_theta(*(cases[k].to_numpy() for k in COUNT_ARGS), n_draws=200_000, rng=7)
+    for k, case in enumerate(cases.index):
+        pred = reference_fits[case].predict().set_index("quantity").loc["accuracy"]
+        sd = pred["sd"]
+        assert pred["mean"] == pytest.approx(exact.mean[k], abs=0.1 * sd), case
+        assert pred["lower"] == pytest.approx(exact.lower[k], abs=0.25 * sd), case
+        assert pred["upper"] == pytest.approx(exact.upper[k], abs=0.25 * sd), case
+
+
+def test_refit_swaps_data(reference_fits):
+    # Four fits of one compiled graph must give four different posteriors.
+    means = [m.predict()["mean"].iloc[0] for m in reference_fits.values()]
+    assert len(set(np.round(means, 6))) == len(means)
+
+
+def test_predict_and_counts(reference_fits):
+    model = reference_fits["paper_q07_q09"]
+    pred = model.predict(ci_prob=0.9, include_draws=True)
+    assert list(pred["quantity"]) == ["accuracy", "judged_rate"]
+    assert {"mean", "sd", "median", "lower", "upper", "draws"} <= set(pred.columns)
+    acc = pred.iloc[0]
+    assert acc["draws"].shape == (8000,)
+    assert acc["lower"] == pytest.approx(np.quantile(acc["draws"], 0.05))
+    jr = pred.iloc[1]
+    assert jr["mean"] == pytest.approx(480 / 1000, abs=0.005)
+    c = model.counts_
+    assert (int(c.judged_pos[0]), int(c.tn[0]), int(c.m1[0])) == (480, 70, 100)
+    assert model.diagnostics_["divergences"] <= 4  # of 8000 draws
+    assert list(model.idata_["log_likelihood"]["counts"].coords["obs"].values) == [
+        "test", "calibration_0", "calibration_1"
+    ]
+
+
+def test_pointwise_loglik_sums_to_binomial_loglik(reference_fits):
+    from scipy.stats import binom
+
+    model = reference_fits["small_calibration"]
+    post = model.idata_["posterior"]
+    ll = model.idata_["log_likelihood"]["counts"].values[0, :5]
+    theta, q0, q1 = (post[k].values[0, :5] for k in ("accuracy", "specificity", "sensitivity"))
+    p = theta * q1 + (1 - theta) * (1 - q0)
+    expected = binom.logpmf(60, 200, p) + binom.logpmf(16, 20, q0) + binom.logpmf(18, 20, q1)
+    np.testing.assert_allclose(ll.sum(axis=-1), expected, rtol=1e-10)
+
+
+def test_save_load_round_trip(reference_fits, tmp_path):
+    model = reference_fits["weak_judge"]
+    model.save(tmp_path / "fit.nc")
+    loaded = MisclassificationModel.load(tmp_path / "fit.nc")
+    pd.testing.assert_frame_equal(loaded.predict(), model.predict())
+    pd.testing.assert_frame_equal(loaded.summarize(), model.summarize())
+    assert loaded.counts_.to_frame().equals(model.counts_.to_frame())
+    map_fit = MisclassificationModel().fit_counts(300, 500, 35, 50, 30, 50)
+    map_fit.save(tmp_path / "map.nc")
+    pd.testing.assert_frame_equal(MisclassificationModel.load(tmp_path / "map.nc").predict(), map_fit.predict())
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_non_identifiable_warns_and_posterior_is_wide(reference_fits):
+    # q0_hat + q1_hat = 0.4 + 0.5 = 0.9 <= 1: the judge is worse than chance on calibration.
+    with pytest.warns(IdentifiabilityWarning, match=r"q0_hat \+ q1_hat <= 1.*0\.900"):
+        model = fit_quiet(MisclassificationModel(), _counts(
+            judged_pos=250, n=500, tp=25, m1=50, tn=20, m0=50), **NUTS_REF)
+    acc = model.predict().set_index("quantity").loc["accuracy"]
+    assert acc["upper"] - acc["lower"] > 0.8
+
+
+def _tables():
+    judgments = pd.DataFrame({"item": [1, 2, 3, 4], "judge_label": [1, 0, 1, 1]})
+    calibration = pd.DataFrame(
+        {"item": [10, 11, 12, 13], "judge_label": [1, 0, 0, 1], "human_label": [1, 0, 1, 0]}
+    )
+    return judgments, calibration
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda j, c: (j, c.assign(human_label=1)), r"no items with human_label 0 \(m0 = 0\).*specificity"),
+        (lambda j, c: (j, c.assign(human_label=0)), r"no items with human_label 1 \(m1 = 0\).*sensitivity"),
+        (lambda j, c: (j, c.assign(human_label=[1, 0, 2, 0])), r"calibration.human_label must take values in \{0, 1\}"),
+        (lambda j, c: (j.assign(judge_label=[1, 0, -1, 1]), c), r"judgments.judge_label must take values in \{0, 1\}"),
+        (lambda j, c: (j, c.assign(human_label=[1, 0, None, 0])), r"human_label is missing .* items \[12\]"),
+        (lambda j, c: (j, c.assign(item=[1, 11, 12, 13])), r"1 calibration item\(s\) also appear in judgments"),
+        (lambda j, c: (j.assign(item=[1, 1, 3, 4]), c), r"judgments has 1 duplicated item id"),
+        (lambda j, c: (j.assign(system=["a", "a", "b", "b"]), c), r"HierarchicalMisclassificationModel"),
+        (lambda j, c: (j, c.drop(columns="human_label")), r"calibration is missing column\(s\) \['human_label'\]"),
+    ],
+)
+def test_bad_tables(change, match):
+    with pytest.raises(DataValidationError, match=match):
+        MisclassificationModel().fit(*change(*_tables()))
+
+
+@pytest.mark.parametrize(
+    "counts, match",
+    [
+        ((480, 1000, 90, 100, 0, 0), r"no items with human_label 0 \(m0 = 0\)"),
+        ((480, 1000, 0, 0, 70, 100), r"no items with human_label 1 \(m1 = 0\)"),
+        ((1200, 1000, 90, 100, 70, 100), r"judged_pos exceeds n \(judged_pos=1200, n=1000\)"),
+        ((480, 1000, 120, 100, 70, 100), r"tp exceeds m1"),
+        ((480, 1000, 90, 100, 170, 100), r"tn exceeds m0"),
+        ((480, 1000, -1, 100, 70, 100), r"tp has negative count"),
+        ((480, 1000, 0.5, 100, 70, 100), r"tp must hold whole numbers"),
+        ((0, 0, 90, 100, 70, 100), r"n \(test items\) is 0"),
+    ],
+)
+def test_bad_counts(counts, match):
+    with pytest.raises(DataValidationError, match=match):
+        MisclassificationModel().fit_counts(*counts)
+
+
+def test_bad_priors_and_missing_table():
+    with pytest.raises(ValueError, match="unknown prior name"):
+        MisclassificationModel(priors={"theta": {"dist": "Beta", "alpha": 1, "beta": 1}}).fit_counts(
+            480, 1000, 90, 100, 70, 100)
+    with pytest.raises(TypeError, match="fit_counts"):
+        MisclassificationModel().fit(_tables()[0])
+
+
+# --------------------------------------------------------------------------- hierarchical
+
+
+@pytest.fixture(scope="module")
+def systems_data():
+    """4 systems, one judge (q0 = 0.8, q1 = 0.9), small calibration per system (15 + 15)."""
+    return simulate_misclassification(
+        theta=[0.3, 0.5, 0.6, 0.8], q0=0.8, q1=0.9, n=500, m0=15, m1=15, random_seed=2
+    )
+
+
+@pytest.fixture(scope="module")
+def hier_fits(systems_data):
+    return {
+        pooling: fit_quiet(
+            HierarchicalMisclassificationModel(pooling=pooling, random_seed=3), *systems_data, **NUTS_HIER
+        )
+        for pooling in ("partial", "none")
+    }
+
+
+def test_complete_pooling_equals_single_model_on_pooled_calibration(systems_data):
+    model = HierarchicalMisclassificationModel(pooling="complete", priors="flat").fit(*systems_data)
+    counts = validate_misclassification(*systems_data, by_system=True).pooled_calibration()
+    for k in range(len(counts)):
+        single = MisclassificationModel(priors="flat").fit(counts.take(k))
+        for name in ("accuracy", "specificity", "sensitivity"):
+            assert float(model.map_[name][k]) == pytest.approx(float(single.map_[name]), abs=1e-6)
+        assert float(single.map_["accuracy"]) == pytest.approx(rogan_gladen(
+            *(int(getattr(counts, f)[k]) for f in COUNT_ARGS), clip=False), abs=1e-6)
+
+
+def test_no_pooling_equals_separate_single_models(systems_data):
+    # Flat priors: both MAPs are MLEs, whatever parametrisation each model uses (the
+    # hierarchical model puts its priors on the logit scale, so with proper priors
+    # the two MAPs -- modes of different densities -- need not coincide).
+    model = HierarchicalMisclassificationModel(pooling="none", priors="flat").fit(*systems_data)
+    counts = validate_misclassification(*systems_data, by_system=True)
+    for k in range(len(counts)):
+        single = MisclassificationModel(priors="flat").fit(counts.take(k))
+        for name in ("accuracy", "specificity", "sensitivity"):
+            assert float(model.map_[name][k]) == pytest.approx(float(single.map_[name]), abs=1e-5)
+
+
+def test_partial_pooling_shortens_intervals(hier_fits):
+    width = {}
+    for pooling, model in hier_fits.items():
+        acc = model.predict().query("quantity == 'accuracy'")
+        width[pooling] = (acc["upper"] - acc["lower"]).to_numpy()
+        assert list(acc["system"]) == ["system_0", "system_1", "system_2", "system_3"]
+    assert width["partial"].mean() < 0.85 * width["none"].mean()
+    assert (width["partial"] < width["none"]).sum() >= 3
+
+
+def test_differences_and_win_table(hier_fits, systems_data):
+    model = hier_fits["partial"]
+    diff = model.differences()
+    assert len(diff) == 6 and list(diff.columns) == [
+        "system_a", "system_b", "mean", "sd", "lower", "upper", "prob_a_better"]
+    theta = model.idata_["posterior"]["accuracy"].values.reshape(-1, 4)
+    row = diff.iloc[2]  # system_0 vs system_3 (true accuracies 0.3 vs 0.8)
+    assert (row["system_a"], row["system_b"]) == ("system_0", "system_3")
+    assert row["mean"] == pytest.approx(theta[:, 0].mean() - theta[:, 3].mean())
+    assert row["prob_a_better"] < 0.01 and row["upper"] < 0
+    wins = model.win_table()
+    assert wins.loc["system_3", "system_0"] == pytest.approx(1 - row["prob_a_better"])
+    assert np.isnan(np.diag(wins.to_numpy())).all()
+    summary = model.summarize()
+    assert "accuracy[system_2]" in summary.index and "specificity_logit_sd" in summary.index
+
+
+def test_hierarchical_save_load(hier_fits, tmp_path):
+    model = hier_fits["none"]
+    model.save(tmp_path / "h.nc")
+    loaded = HierarchicalMisclassificationModel.load(tmp_path / "h.nc")
+    pd.testing.assert_frame_equal(loaded.differences(), model.differences())
+    pd.testing.assert_frame_equal(loaded.predict(), model.predict())
+    loaded.save(tmp_path / "again.nc")  # a loaded fit can be saved again
+    assert HierarchicalMisclassificationModel.load(tmp_path / "again.nc").systems_ == model.systems_
+
+
+def test_hierarchical_bad_input(systems_data):
+    judgments, calibration = systems_data
+    one = judgments[judgments.system == "system_0"], calibration[calibration.system == "system_0"]
+    with pytest.raises(DataValidationError, match="at least 2 systems"):
+        HierarchicalMisclassificationModel().fit(*one)
+    with pytest.raises(DataValidationError, match="judgments is missing column"):
+        HierarchicalMisclassificationModel().fit(judgments.drop(columns="system"), calibration)
+    no_neg = calibration[~((calibration.system == "system_1") & (calibration.human_label == 0))]
+    with pytest.raises(DataValidationError, match=r"human_label 0 \(m0 = 0\) for system\(s\) \['system_1'\]"):
+        HierarchicalMisclassificationModel(pooling="none").fit(judgments, no_neg)
+    # with pooling, a system without class-0 calibration items borrows the judge's specificity
+    pooled = HierarchicalMisclassificationModel(pooling="partial").fit(judgments, no_neg)
+    assert 0.5 < float(pooled.map_["specificity"][1]) < 1
+    extra = pd.concat([calibration, calibration.head(2).assign(system="ghost")])
+    with pytest.raises(DataValidationError, match="ghost"):
+        HierarchicalMisclassificationModel().fit(judgments, extra)
+    with pytest.raises(ValueError, match="pooling must be"):
+        HierarchicalMisclassificationModel(pooling="some").fit(judgments, calibration)
+
+
+# --------------------------------------------------------------------------- allocation
+
+
+@pytest.mark.parametrize("judged_pos", [200, 400, 700])
+def test_bayesian_allocation_agrees_with_algorithm_1(judged_pos):
+    # A good judge (pilot q0 ~ 0.9, q1 ~ 0.95), where Proposition 5.2's approximation holds.
+    pilot = {"tp": 19, "m1": 20, "tn": 18, "m0": 20}
+    result = bayesian_allocation(pilot, m=200, n_test=1000, judged_pos=judged_pos, random_seed=1)
+    m0_alg, m1_alg = allocate_calibration(200, judged_pos / 1000, 18 / 20, 19 / 20, 20)
+    assert result.m0 + result.m1 == 200 and result.m0 >= 20 and result.m1 >= 20
+    assert abs(result.m0 - m0_alg) <= 30
+    curve = result.curve.set_index("m0")["expected_width"]
+    at_alg = curve.iloc[np.argmin(np.abs(curve.index - m0_alg))]
+    assert at_alg <= 1.04 * result.expected_width  # flat near the optimum
+    # both beat a badly lopsided split
+    assert result.expected_width < 0.9 * curve.iloc[-1 if m0_alg < 100 else 0]
+
+
+def test_bayesian_allocation_inputs():
+    calibration = simulate_misclassification(0.5, 0.9, 0.9, n=10, m0=10, m1=10)[1]
+    result = bayesian_allocation(calibration, m=60, n_test=500, judged_pos=250, n_sims=50, grid_size=5)
+    assert list(result.curve["m0"]) == [10, 20, 30, 40, 50]
+    with pytest.raises(DataValidationError, match="m0_pilot \\+ m1_pilot = 20"):
+        bayesian_allocation(calibration, m=10, n_test=500, judged_pos=250)
+    with pytest.raises(DataValidationError, match="missing count"):
+        bayesian_allocation({"tp": 3}, m=100, n_test=500, judged_pos=250)
+
+
+# --------------------------------------------------------------------------- recovery
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "truth", [(0.4, 0.8, 0.9), (0.85, 0.7, 0.95)], ids=["interior", "high_accuracy"]
+)
+def test_parameter_recovery_coverage(truth):
+    """95% posterior intervals cover (theta, q0, q1) at close to the nominal rate."""
+    theta, q0, q1 = truth
+    n_rep = 100
+    covered = {k: 0 for k in ("accuracy", "specificity", "sensitivity")}
+    start = time.perf_counter()
+    for rep in range(n_rep):
+        judgments, calibration = simulate_misclassification(
+            theta, q0, q1, n=1000, m0=100, m1=100, random_seed=1000 + rep
+        )
+        model = fit_quiet(
+            MisclassificationModel(random_seed=rep), judgments, calibration,
+            method="nuts", chains=2, draws=1000, tune=500,
+        )
+        summary = model.summarize()
+        for name, true in zip(covered, truth):
+            covered[name] += int(summary.loc[name, "eti95_lb"] <= true <= summary.loc[name, "eti95_ub"])
+    elapsed = time.perf_counter() - start
+    coverage = {k: v / n_rep for k, v in covered.items()}
+    # Binomial(100, 0.95) lies in [88, 99] with probability ~0.99.
+    for name, cov in coverage.items():
+        assert 0.88 <= cov <= 0.995, (name, coverage, elapsed)
