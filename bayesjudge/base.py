@@ -79,6 +79,8 @@ class BayesianModel:
     """
 
     _summary_vars: ClassVar[tuple[str, ...]] = ()
+    _sampler_defaults: ClassVar[dict[str, Any]] = {}
+    """Sampler settings a model's geometry needs (e.g. a higher target_accept)."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -170,8 +172,9 @@ class BayesianModel:
             self.map_ = {k: np.asarray(v) for k, v in self._map_result.point.items()}
         else:
             self._map_result = None
+            settings = {**self._sampler_defaults, **(sampler_kwargs or {})}
             tree = engine.sample(draws, tune, chains, self.random_seed, sampler, progressbar,
-                                 sampler_kwargs)
+                                 settings)
             self.diagnostics_ = check_convergence(tree, list(self._summary_vars))
             self._idata = self._assemble(tree["posterior"].to_dataset(), fd, tree["sample_stats"].to_dataset())
         self.method_ = method
