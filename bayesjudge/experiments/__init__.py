@@ -16,3 +16,8 @@ from bayesjudge.experiments.significance import (  # noqa: F401
     paired_permutation_test,
     top_cluster,
 )
+# PandaLM misclassification study (misclassification_adjusted_reporting.txt, Section 8.2)
+from bayesjudge.experiments.pandalm_misclassification import (  # noqa: F401,E402
+    PandaLMMisclassificationStudy,
+    pandalm_misclassification_study,
+)
