@@ -1,10 +1,13 @@
 """`bayesjudge demo` (what `make demo` runs) works end to end on the shipped data."""
 
 import pandas as pd
+import pytest
 
 from bayesjudge.cli import main
 
 
+# 200 draws keep the test fast; the demo's own default (1000) converges cleanly.
+@pytest.mark.filterwarnings("ignore::bayesjudge.inference.ConvergenceWarning")
 def test_demo_runs_on_shipped_pandalm(tmp_path, capsys):
     assert main(["demo", "--out-dir", str(tmp_path), "--splits", "3", "--draws", "200"]) == 0
     out = capsys.readouterr().out
