@@ -180,8 +180,8 @@ class DavidsonAggregator(BayesianModel):
         # Sufficient statistics: the likelihood only sees distinct count vectors
         # and, for each, how many calibration items carry each label.
         patterns, inverse = _unique_rows(counts)
-        label_counts = np.zeros((len(patterns), 3), dtype=np.int64)
-        np.add.at(label_counts, (inverse, y_idx), 1)
+        label_counts = np.bincount(inverse * 3 + y_idx, minlength=3 * len(patterns))
+        label_counts = label_counts.reshape(len(patterns), 3)
         s, t = vote_features(patterns, self.alpha, self.kappa)
         return FitData(
             data={"margin_feature": s, "tie_feature": t, "label_counts": label_counts},
