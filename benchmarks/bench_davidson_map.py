@@ -237,9 +237,6 @@ def run_dataset(name, votes, labels, n_splits, repeats, seed, profile, n_naive):
               f"total {total * 1e3:.3f} ms):")
         for label, value in parts.items():
             print(f"    {label:44s} {value * 1e3:7.3f} ms  {100 * value / total:5.1f}%")
-        lazy = med["bj"] - parts["Engine.laplace_cov (Laplace Hessian)"]
-        print(f"  ratio without the fit-time Laplace step  {lazy / med['ref']:6.3f}   "
-              f"(if inference.py computed it lazily, on first idata_/summarize)")
         print_profile(bj_args)
     return med["bj"] / med["ref"]
 
@@ -254,7 +251,6 @@ def breakdown(bj_args, repeats):
         "BayesianModel._structure_key (base.py)": (base.BayesianModel, "_structure_key"),
         "Engine.set_data (inference.py)": (inference.Engine, "set_data"),
         "scipy L-BFGS-B incl. compiled logp/dlogp": (inference.optimize, "minimize"),
-        "Engine.laplace_cov (Laplace Hessian)": (inference.Engine, "laplace_cov"),
         "Engine.constrain": (inference.Engine, "constrain"),
     }
     spent = {label: np.zeros(len(bj_args)) for label in stages}
