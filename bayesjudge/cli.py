@@ -214,6 +214,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_nuts_options(parser: argparse.ArgumentParser, when: str = "nuts") -> None:
+    parser.add_argument("--draws", type=int, default=1000,
+                        help=f"NUTS draws and tuning steps per chain ({when})")
+    parser.add_argument("--chains", type=int, default=4, help=f"NUTS chains ({when})")
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bayesjudge",
@@ -238,9 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="global tie logit eta0 (default) or local tie term gamma * t")
     agg.add_argument("--alpha", type=float, default=1.0, help="margin smoothing (eq. 2), default 1")
     agg.add_argument("--kappa", type=float, default=1.0, help="tie smoothing (eq. 3), default 1")
-    agg.add_argument("--draws", type=int, default=1000, help="NUTS draws and tuning steps per chain")
-    agg.add_argument("--chains", type=int, default=4, help="NUTS chains")
-    agg.add_argument("--seed", type=int, default=0, help="random seed")
+    _add_nuts_options(agg)
     agg.add_argument("--out", required=True, metavar="DECISIONS.csv", help="output CSV")
     agg.set_defaults(func=_cmd_aggregate)
 
@@ -261,9 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--by", choices=["system"], default=None,
                      help="one row per value of the system column (default: one overall row)")
     rep.add_argument("--level", type=float, default=0.95, help="interval level, default 0.95")
-    rep.add_argument("--draws", type=int, default=1000, help="NUTS draws and tuning steps per chain (bayes)")
-    rep.add_argument("--chains", type=int, default=4, help="NUTS chains (bayes)")
-    rep.add_argument("--seed", type=int, default=0, help="random seed (bayes)")
+    _add_nuts_options(rep, "bayes")
     rep.add_argument("--out", default=None, metavar="TABLE.csv", help="also write the table as CSV")
     rep.set_defaults(func=_cmd_report)
 
