@@ -199,7 +199,7 @@ class BayesianModel:
                 {k: (("chain", "draw", *self._dims_of(k, v)), v) for k, v in draws.items()},
                 coords={"chain": [0], "draw": np.arange(LAPLACE_DRAWS)},
             )
-            post.attrs["inference"] = "laplace approximation at the MAP"
+            post.attrs["inference"] = "laplace approximation (unconstrained space), not NUTS"
             self._idata = self._assemble(post, fd)
         return self._idata
 
