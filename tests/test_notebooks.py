@@ -12,11 +12,10 @@ import os
 import sys
 from pathlib import Path
 
+import ipykernel  # noqa: F401  (dev extra: a missing kernel must fail, not skip)
+import nbclient
+import nbformat
 import pytest
-
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

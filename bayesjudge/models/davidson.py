@@ -129,7 +129,7 @@ class DavidsonAggregator(BayesianModel):
     >>> labels = pd.DataFrame({"item": [1, 2, 3, 4, 5, 6], "label": [1, -1, 0, 1, 0, -1]})
     >>> model = DavidsonAggregator().fit(votes, labels)
     >>> model.predict(votes)["decision"].tolist()
-    [1, -1, 0, 1, 0, 0]
+    [1, -1, 1, 1, 0, 0]
     """
 
     @property
