@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export OPENBLAS_NUM_THREADS ?= 1
 export MPLBACKEND ?= Agg
 
-.PHONY: demo test test-fast benchmark clean
+.PHONY: demo test test-fast lint benchmark notebooks clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || { PYBIN=$$(tools/find-python) && echo "creating $(VENV) with $$PYBIN" && $$PYBIN -m venv $(VENV); }
@@ -17,7 +17,11 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/bayesjudge demo
 
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -m "slow or not slow" -q
 
 test-fast: $(STAMP)
@@ -25,6 +29,11 @@ test-fast: $(STAMP)
 
 benchmark: $(STAMP)
 	$(PY) benchmarks/bench_davidson_map.py
+
+# Rebuild notebooks/*.ipynb from their jupytext sources (notebooks/*.py) and execute
+# them at full size, storing outputs and figures (tools/execute_notebooks --fast: quick).
+notebooks: $(STAMP)
+	$(PY) tools/execute_notebooks
 
 clean:
 	rm -rf $(VENV)

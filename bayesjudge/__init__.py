@@ -1,19 +1,15 @@
 """bayesjudge: Bayesian models that turn noisy LLM-as-a-judge outputs into
 calibrated evaluation results (PyMC + ArviZ)."""
 
-__version__ = "0.1.0"
-
-from bayesjudge.base import CI_PROB, BayesianModel, NotFittedError, compare, load  # noqa: E402
-from bayesjudge.data import DataValidationError  # noqa: E402
-from bayesjudge.models.davidson import DavidsonAggregator  # noqa: E402
-from bayesjudge.models.misclassification import (  # noqa: E402
-    MisclassificationModel,
-    bayesian_allocation,
-)
-from bayesjudge.models.misclassification_hierarchical import (  # noqa: E402
-    HierarchicalMisclassificationModel,
-)
-from bayesjudge.priors import Prior  # noqa: E402
+from bayesjudge.base import BayesianModel, NotFittedError, load, registered_models
+from bayesjudge.comparison import compare
+from bayesjudge.constants import CI_PROB, __version__
+from bayesjudge.data import DataValidationError
+from bayesjudge.models.davidson import DavidsonAggregator
+from bayesjudge.models.misclassification import MisclassificationModel
+from bayesjudge.models.misclassification_allocation import bayesian_allocation
+from bayesjudge.models.misclassification_hierarchical import HierarchicalMisclassificationModel
+from bayesjudge.priors import Prior
 
 __all__ = [
     "CI_PROB",
@@ -24,7 +20,9 @@ __all__ = [
     "MisclassificationModel",
     "NotFittedError",
     "Prior",
+    "__version__",
     "bayesian_allocation",
     "compare",
     "load",
+    "registered_models",
 ]

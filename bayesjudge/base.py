@@ -1,19 +1,22 @@
 """The fit / predict / summarize / save / load contract every model follows.
 
-A model class supplies four pieces: how to validate and collapse the user's
+A model class supplies five pieces: how to validate and collapse the user's
 tables into ``pm.Data`` values (``_prepare``), how to build the PyMC graph once
 (``_build``), the pointwise log-likelihood in numpy (``_pointwise_loglik``, the
-unit PSIS-LOO leaves out), and ``predict``. Everything else -- compile-once
-MAP and NUTS, the ArviZ ``DataTree``, summaries with explicit ``ci_prob``,
-netCDF round trips checked on load, ``compare`` -- lives here.
+unit PSIS-LOO leaves out), ``predict``, and a small synthetic data set
+(``example_data``) on which the contract tests check it. Everything else --
+compile-once MAP and NUTS, the ArviZ ``DataTree``, summaries with explicit
+``ci_prob``, netCDF round trips checked on load, ``compare`` -- lives here.
+``tests/test_contract.py`` runs every registered class through the same checks.
 """
 
 from __future__ import annotations
 
 import inspect
-import json
 import warnings
-from dataclasses import dataclass, field
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -21,15 +24,28 @@ import pandas as pd
 import pymc as pm
 import xarray as xr
 
+from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.inference import (
     MAPResult,
     Sampler,
     check_convergence,
     get_engine,
 )
+from bayesjudge.persistence import ModelFileError, read_model_file, write_model_file
+from bayesjudge.priors import Prior, resolve_priors
+from bayesjudge.structures import ExampleData, FitData
 
-CI_PROB = 0.95
-"""Credible-interval mass used by every summary (equal-tailed)."""
+__all__ = [
+    "CI_PROB",
+    "BayesianModel",
+    "ExampleData",
+    "FitData",
+    "ModelFileError",
+    "NotFittedError",
+    "check_ci_prob",
+    "load",
+    "registered_models",
+]
 
 LAPLACE_DRAWS = 1000
 
@@ -42,49 +58,73 @@ class NotFittedError(AttributeError):
     """A fitted attribute or method was used before ``fit``."""
 
 
-@dataclass
-class FitData:
-    """A validated data set, ready for the PyMC graph.
+def check_ci_prob(ci_prob: float) -> float:
+    """Return ``ci_prob`` if it lies in (0, 1); raise ValueError saying the fix otherwise."""
+    if not (isinstance(ci_prob, (int, float, np.floating)) and 0 < ci_prob < 1):
+        raise ValueError(
+            f"ci_prob must lie in (0, 1), got {ci_prob!r}; it is the interval's mass, "
+            f"e.g. ci_prob={CI_PROB} for a {CI_PROB:.0%} interval."
+        )
+    return float(ci_prob)
+
+
+def registered_models() -> dict[str, type["BayesianModel"]]:
+    """Every concrete model class, by name (the contract tests iterate over it)."""
+    return dict(_REGISTRY)
+
+
+class BayesianModel(ABC):
+    """Abstract base of every bayesjudge model.
+
+    Subclasses store their keyword arguments, unchanged, in ``__init__`` (so
+    ``type(m)(**m.get_params())`` clones ``m``) and implement the abstract
+    pieces below; :meth:`fit`, :meth:`summarize`, :meth:`save`, :meth:`load`
+    and :attr:`idata_` come from here.
+
+    The ``predict`` convention
+        ``predict(data, *, ci_prob=CI_PROB, ...)`` when the model predicts on
+        new data (the data first and positional; one output row per input item,
+        in input order), ``predict(*, ci_prob=CI_PROB, ...)`` when it reports
+        fitted quantities. ``ci_prob`` is always keyword-only and defaults to
+        :data:`bayesjudge.CI_PROB`; intervals are equal-tailed.
+
+    Priors
+        ``default_priors`` (class attribute) maps every parameter name a model
+        can use to its :class:`~bayesjudge.Prior` (with its ``dims``); the
+        ``priors`` argument overrides them by name, or ``"flat"`` asks for the
+        flat priors under which MAP is the papers' maximum likelihood.
+        :meth:`resolved_priors` shows what a configured instance will use.
 
     Attributes
     ----------
-    data : dict
-        Values for the model's ``pm.Data`` containers (sufficient statistics).
-    coords : dict
-        Coordinates of the dims those containers use.
-    observed : dict
-        ``name -> (dims, values)`` stored in the ``observed_data`` group; the
-        pointwise log-likelihood uses the same names and dims.
-    shape_key : tuple
-        Sizes that change parameter shapes (part of the compile-cache key).
-    extra : dict
-        Anything else the model needs to compute its log-likelihood.
+    random_seed : int or None
+        Seeds NUTS and the Laplace draws of MAP fits (every subclass takes it).
+    method_ : {"map", "nuts"}
+        How the model was fitted.
+    map_ : dict or None
+        MAP point (MAP fits only).
+    diagnostics_ : dict or None
+        R-hat, ESS and divergences (NUTS fits only).
+    idata_ : xarray.DataTree
+        ``posterior``, ``log_likelihood``, ``observed_data`` (and
+        ``sample_stats`` for NUTS). For MAP fits the posterior holds
+        Laplace-approximation draws and its ``inference`` attribute says so.
     """
 
-    data: dict[str, np.ndarray]
-    coords: dict[str, Any]
-    observed: dict[str, tuple[tuple[str, ...], np.ndarray]]
-    shape_key: tuple = ()
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class BayesianModel:
-    """Base class: subclasses store keyword arguments only in ``__init__``.
-
-    Fitted attributes (set by :meth:`fit`): ``method_``, ``map_`` (MAP point,
-    MAP fits only), ``diagnostics_`` (NUTS only) and ``idata_`` (ArviZ
-    ``DataTree`` with ``posterior``, ``log_likelihood`` and ``observed_data``;
-    for MAP fits the posterior holds Laplace-approximation draws and its
-    ``inference`` attribute says so).
-    """
-
-    _summary_vars: ClassVar[tuple[str, ...]] = ()
+    random_seed: int | None
+    default_priors: ClassVar[Mapping[str, Prior]] = MappingProxyType({})
     _sampler_defaults: ClassVar[dict[str, Any]] = {}
     """Sampler settings a model's geometry needs (e.g. a higher target_accept)."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        _REGISTRY[cls.__name__] = cls
+        if not inspect.isabstract(cls):
+            _REGISTRY[cls.__name__] = cls
+        # A read-only view: a user editing cls.default_priors must not change
+        # every later fit behind their back (pass priors={...} instead).
+        if not isinstance(cls.__dict__.get("default_priors", MappingProxyType({})),
+                          MappingProxyType):
+            cls.default_priors = MappingProxyType(dict(cls.default_priors))
 
     # -- scikit-learn style parameters -----------------------------------------
     @classmethod
@@ -107,18 +147,57 @@ class BayesianModel:
         params = tuple((k, repr(v)) for k, v in self.get_params().items() if k != "random_seed")
         return (type(self).__name__, params, fd.shape_key)
 
+    # -- priors -------------------------------------------------------------------
+    def _prior_names(self) -> tuple[str, ...]:
+        """Names of ``default_priors`` this configuration uses (all, unless overridden)."""
+        return tuple(self.default_priors)
+
+    def _flat_priors(self) -> dict[str, Prior] | None:
+        """Priors ``priors="flat"`` stands for (None: ``Prior("Flat")`` for every name)."""
+        return None
+
+    def resolved_priors(self) -> dict[str, Prior]:
+        """The priors this configured model uses: defaults merged with ``priors``.
+
+        Raises
+        ------
+        ValueError
+            ``priors`` names a parameter this configuration does not have.
+        """
+        names = self._prior_names()
+        defaults = {k: self.default_priors[k] for k in names}
+        flat = self._flat_priors()
+        return resolve_priors(self.priors, defaults,
+                              flat=None if flat is None else {k: flat[k] for k in names})
+
     # -- to implement ---------------------------------------------------------------
-    def _prepare(self, *args, **kwargs) -> FitData:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @property
+    @abstractmethod
+    def _summary_vars(self) -> tuple[str, ...]:
+        """Variables :meth:`summarize` lists (may depend on the options)."""
 
-    def _build(self, fd: FitData) -> pm.Model:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _prepare(self, *args, **kwargs) -> FitData:
+        """Validate the user's tables and collapse them to sufficient statistics."""
 
+    @abstractmethod
+    def _build(self, fd: FitData) -> pm.Model:
+        """Build the PyMC graph once, its data in ``pm.Data`` containers."""
+
+    @abstractmethod
     def _pointwise_loglik(
         self, params: dict[str, np.ndarray], fd: FitData
-    ) -> dict[str, np.ndarray]:  # pragma: no cover - abstract
+    ) -> dict[str, np.ndarray]:
         """Log-likelihood per observation; params carry leading (chain, draw) axes."""
-        raise NotImplementedError
+
+    @abstractmethod
+    def predict(self, *data, ci_prob: float = CI_PROB, **kwargs) -> pd.DataFrame:
+        """Predictions with ``ci_prob`` intervals (see the class docstring's convention)."""
+
+    @classmethod
+    @abstractmethod
+    def example_data(cls, random_seed: int = 0) -> ExampleData:
+        """A small synthetic data set this model fits in about a second."""
 
     # -- fitting --------------------------------------------------------------------
     def fit(
@@ -176,7 +255,8 @@ class BayesianModel:
             tree = engine.sample(draws, tune, chains, self.random_seed, sampler, progressbar,
                                  settings)
             self.diagnostics_ = check_convergence(tree, list(self._summary_vars))
-            self._idata = self._assemble(tree["posterior"].to_dataset(), fd, tree["sample_stats"].to_dataset())
+            self._idata = self._assemble(tree["posterior"].to_dataset(), fd,
+                                         tree["sample_stats"].to_dataset())
         self.method_ = method
         return self
 
@@ -211,7 +291,9 @@ class BayesianModel:
             dims = tuple(f"{name}_dim_{i}" for i in range(draws.ndim - 2))
         return dims
 
-    def _assemble(self, post: xr.Dataset, fd: FitData, stats: xr.Dataset | None = None) -> xr.DataTree:
+    def _assemble(
+        self, post: xr.Dataset, fd: FitData, stats: xr.Dataset | None = None
+    ) -> xr.DataTree:
         keep = [v for v in post.data_vars if not v.endswith("__")]
         post = post[keep]
         params = {k: post[k].values for k in keep}
@@ -246,7 +328,7 @@ class BayesianModel:
         }
 
     # -- summaries ------------------------------------------------------------------
-    def summarize(self, ci_prob: float = CI_PROB) -> pd.DataFrame:
+    def summarize(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
         """Posterior summary of the model parameters with equal-tailed intervals.
 
         For MAP fits the table adds the ``map`` column (the optimum) and the
@@ -255,6 +337,7 @@ class BayesianModel:
         import arviz as az
 
         self._check_fitted()
+        check_ci_prob(ci_prob)
         kind = "stats" if self.method_ == "map" else "all"
         table = az.summary(
             self.idata_, var_names=list(self._summary_vars), ci_prob=ci_prob,
@@ -276,55 +359,56 @@ class BayesianModel:
         pass
 
     def save(self, path) -> None:
-        """Write the fit to netCDF; class, version and arguments go in attrs."""
-        from bayesjudge import __version__
+        """Write the fit to netCDF; class, version and arguments go in attrs.
 
+        The file is written to a temporary file beside ``path`` and then renamed
+        over it, so an interrupted save never leaves a half-written file and a
+        model may be saved over the file it was loaded from.
+        """
         self._check_fitted()
-        tree = self.idata_.copy()
-        tree.attrs.update(
-            {
-                "bayesjudge_class": type(self).__name__,
-                "bayesjudge_version": __version__,
-                "bayesjudge_params": json.dumps(self.get_params(), default=_json_default),
-                "bayesjudge_method": self.method_,
-                "bayesjudge_map": json.dumps(
-                    {k: np.asarray(v).tolist() for k, v in (self.map_ or {}).items()}
-                ),
-                "bayesjudge_state": json.dumps(self._state(), default=_json_default),
-            }
-        )
-        tree.to_netcdf(path)
+        write_model_file(self.idata_, path, {
+            "class": type(self).__name__,
+            "version": __version__,
+            "params": self.get_params(),
+            "method": self.method_,
+            "map": {k: np.asarray(v).tolist() for k, v in (self.map_ or {}).items()},
+            "state": self._state(),
+        })
 
     @classmethod
     def load(cls, path):
-        """Load a fit written by :meth:`save`, checking class and version."""
-        from bayesjudge import __version__
+        """Load a fit written by :meth:`save`, checking class and version.
 
-        tree = xr.open_datatree(path).load()
-        attrs = tree.attrs
-        name = attrs.get("bayesjudge_class")
-        if name is None:
-            raise ValueError(f"{path} was not written by bayesjudge (no bayesjudge_class attr).")
+        The whole file is read into memory and closed, so the same path can be
+        saved over later.
+
+        Raises
+        ------
+        ModelFileError
+            The file is not a bayesjudge model file, or is damaged.
+        TypeError
+            The file holds another model class than ``cls``.
+        """
+        tree, meta = read_model_file(path)
+        name = meta["class"]
         target = _REGISTRY.get(name)
         if target is None:
-            raise ValueError(f"{path} holds an unknown model class {name!r}.")
+            raise ModelFileError(f"{path} holds an unknown model class {name!r}; known: "
+                                 f"{sorted(_REGISTRY)}.")
         if cls is not BayesianModel and target is not cls:
             raise TypeError(f"{path} holds a {name}, not a {cls.__name__}; use {name}.load.")
-        if attrs.get("bayesjudge_version") != __version__:
+        if meta["version"] != __version__:
             warnings.warn(
-                f"{path} was saved by bayesjudge {attrs.get('bayesjudge_version')}, this is "
+                f"{path} was saved by bayesjudge {meta['version']}, this is "
                 f"{__version__}; refit if predictions look different.",
                 UserWarning,
                 stacklevel=2,
             )
-        model = target(**json.loads(attrs["bayesjudge_params"]))
-        model.method_ = attrs["bayesjudge_method"]
-        saved_map = json.loads(attrs["bayesjudge_map"])
-        model.map_ = {k: np.asarray(v) for k, v in saved_map.items()} or None
+        model = target(**meta["params"])
+        model.method_ = meta["method"]
+        model.map_ = {k: np.asarray(v) for k, v in meta["map"].items()} or None
         model.diagnostics_ = None
-        model._set_state(json.loads(attrs["bayesjudge_state"]))
-        for key in [k for k in tree.attrs if k.startswith("bayesjudge_")]:
-            del tree.attrs[key]
+        model._set_state(meta["state"])
         model._idata = tree
         return model
 
@@ -332,66 +416,3 @@ class BayesianModel:
 def load(path) -> BayesianModel:
     """Load any saved bayesjudge model (the class is read from the file)."""
     return BayesianModel.load(path)
-
-
-def compare(models: dict[str, BayesianModel], **kwargs) -> pd.DataFrame:
-    """PSIS-LOO comparison (``arviz.compare``) of fits of the same data.
-
-    Parameters
-    ----------
-    models : dict
-        Name -> fitted model. All must have been fitted to the same observed data.
-    """
-    import arviz as az
-
-    if len(models) < 2:
-        raise ValueError("compare needs at least two fitted models.")
-    trees = {}
-    ref = None
-    for name, m in models.items():
-        tree = m.idata_
-        obs = tree["observed_data"].to_dataset()
-        if ref is None:
-            ref = (name, obs)
-        elif not obs.equals(ref[1]):
-            raise ValueError(
-                f"model {name!r} was fitted to different observed data than {ref[0]!r}; "
-                f"PSIS-LOO comparison needs the same data."
-            )
-        trees[name] = _jitter_constant_loglik(tree, seed=len(trees))
-    kwargs.setdefault("round_to", "none")
-    return az.compare(trees, **kwargs)
-
-
-def _jitter_constant_loglik(tree: xr.DataTree, seed: int) -> xr.DataTree:
-    # An observation whose log-likelihood is identical in every draw (e.g. an
-    # all-tie item under the local Davidson model: u = 0 and t = 0 pin
-    # p = 1/3) makes ArviZ's Pareto tail fit raise "All tail values are the
-    # same", although its LOO value is exactly that constant. A 1e-9 absolute
-    # perturbation keeps every ELPD exact to ~1e-9 and lets PSIS run.
-    ll = tree["log_likelihood"].to_dataset()
-    changed = False
-    rng = np.random.default_rng(seed)
-    for name in ll.data_vars:
-        v = ll[name].values
-        const = np.ptp(v.reshape(-1, *v.shape[2:]), axis=0) == 0
-        if const.any():
-            v = v.copy()
-            v[..., const] += 1e-9 * rng.standard_normal(v[..., const].shape)
-            ll[name] = (ll[name].dims, v)
-            changed = True
-    if not changed:
-        return tree
-    tree = tree.copy()
-    tree["log_likelihood"] = xr.DataTree(ll)
-    return tree
-
-
-def _json_default(obj):
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if hasattr(obj, "to_dict"):
-        return obj.to_dict()
-    raise TypeError(f"cannot serialise {type(obj).__name__}")

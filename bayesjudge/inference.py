@@ -40,6 +40,23 @@ ESS_MIN = 400
 
 _ENGINES: dict[Hashable, "Engine"] = {}
 
+# Smallest NUTS settings whose output can still be diagnosed (check_nuts_settings).
+# chains >= 2: ArviZ's rank-normalised split R-hat compares chains; with one chain it
+#   is NaN ("at least 2 posterior chains are needed"), so check_convergence could not
+#   flag a chain stuck in one mode and would stay silent.
+# draws >= 20: R-hat and bulk ESS are NaN below 4 draws per chain (the split halves
+#   need 2 draws each), and with fewer than ~10 draws per split half the ranks and
+#   autocorrelations they are built from are noise. 20 is a floor, not a target:
+#   below ESS_MIN / chains draws check_convergence still warns about the ESS.
+# tune >= 50: nutpie (nuts-rs) spends the first 30% of tuning in an early window and
+#   the last 15% adapting only the step size by dual averaging (t0 = 10, so its first
+#   ~10 updates are damped); with fewer than ~50 steps those windows hold a handful of
+#   iterations, step size and mass matrix stay essentially unadapted, and the draws
+#   are warm-up transients. tune = 0 panics inside nuts-rs.
+MIN_DRAWS = 20
+MIN_TUNE = 50
+MIN_CHAINS = 2
+
 
 class ConvergenceWarning(UserWarning):
     """NUTS diagnostics (R-hat, ESS, divergences) say the posterior is unreliable."""
@@ -47,6 +64,43 @@ class ConvergenceWarning(UserWarning):
 
 class FitError(RuntimeError):
     """The optimiser or sampler could not produce a usable fit."""
+
+
+def check_nuts_settings(draws, tune, chains) -> None:
+    """Raise ValueError unless NUTS with these settings can be diagnosed.
+
+    Parameters
+    ----------
+    draws, tune, chains : int
+        Draws kept per chain, tuning (warm-up) steps per chain and number of
+        chains; each must be an integer of at least ``MIN_DRAWS`` (20),
+        ``MIN_TUNE`` (50) and ``MIN_CHAINS`` (2) respectively. Why these minima
+        is explained where they are defined: fewer chains or draws leave R-hat and
+        ESS undefined (NaN, so no ConvergenceWarning could fire), fewer tuning
+        steps leave the sampler unadapted.
+
+    Raises
+    ------
+    ValueError
+        Naming the setting, the value given and the minimum.
+    """
+    for name, value, minimum, fix in (
+        ("draws", draws, MIN_DRAWS, "1000 (the default) for reported intervals"),
+        ("tune", tune, MIN_TUNE, "1000 (the default)"),
+        ("chains", chains, MIN_CHAINS, "4 (the default)"),
+    ):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(
+                f"{name} must be an integer >= {minimum}, got {value!r} "
+                f"({type(value).__name__}). Fix: e.g. {name}={fix.split()[0]}."
+            )
+        if value < minimum:
+            raise ValueError(
+                f"{name}={value} is too small to diagnose NUTS: the minimum is {minimum} "
+                f"(R-hat needs >= {MIN_CHAINS} chains, R-hat/ESS >= {MIN_DRAWS} draws per "
+                f"chain, step-size and mass-matrix adaptation >= {MIN_TUNE} tuning steps). "
+                f"Fix: e.g. {name}={fix}."
+            )
 
 
 def get_engine(key: Hashable, build: Callable[[], pm.Model]) -> "Engine":
@@ -279,8 +333,10 @@ class Engine:
         """Run NUTS on the current data; returns posterior and sample_stats.
 
         ``sampler_kwargs`` go to ``nutpie.sample`` or ``pm.sample`` (e.g.
-        ``target_accept``).
+        ``target_accept``). Settings too small to diagnose raise ValueError
+        (:func:`check_nuts_settings`) before anything is compiled or sampled.
         """
+        check_nuts_settings(draws, tune, chains)
         extra = dict(sampler_kwargs or {})
         if sampler == "nutpie":
             import nutpie
@@ -328,7 +384,8 @@ def check_convergence(tree: xr.DataTree, var_names: list[str]) -> dict[str, floa
     ess = az.ess(post, method="bulk")
     max_rhat = float(max(np.nanmax(rhat[v].values) for v in rhat.data_vars))
     min_ess = float(min(np.nanmin(ess[v].values) for v in ess.data_vars))
-    div = int(tree["sample_stats"]["diverging"].values.sum()) if "diverging" in tree["sample_stats"] else 0
+    stats = tree["sample_stats"]
+    div = int(stats["diverging"].values.sum()) if "diverging" in stats else 0
     problems = []
     if div:
         problems.append(f"{div} divergent transitions (raise tune, or use stronger priors)")

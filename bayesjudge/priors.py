@@ -14,36 +14,64 @@ import pymc as pm
 
 
 class Prior:
-    """A PyMC distribution by name with fixed parameters.
+    """A PyMC distribution by name, with fixed parameters and the dims it spans.
+
+    The one prior type of the package: every model's ``default_priors`` is a
+    mapping ``parameter name -> Prior`` and its ``priors`` argument overrides
+    entries by name.
+
+    Parameters
+    ----------
+    dist : str
+        Name of a PyMC distribution (``"Normal"``, ``"Beta"``, ``"Flat"``, ...).
+    dims : str or tuple of str, optional
+        Dims of the parameter (e.g. ``("judge",)``); ``None`` for a scalar. A
+        model always creates a parameter with its own structural dims, so an
+        override may leave ``dims`` out.
+    **params : float
+        Parameters of the distribution.
 
     Examples
     --------
     >>> Prior("Normal", mu=0, sigma=2.5)
     Prior('Normal', mu=0, sigma=2.5)
+    >>> Prior("Beta", alpha=1, beta=1, dims="system").dims
+    ('system',)
     """
 
-    def __init__(self, dist: str, **params: float):
-        if not hasattr(pm, dist):
-            raise ValueError(f"unknown PyMC distribution {dist!r} in Prior")
+    def __init__(self, dist: str, dims: str | tuple[str, ...] | None = None, **params: float):
+        if not isinstance(dist, str) or not hasattr(pm, dist):
+            raise ValueError(f"unknown PyMC distribution {dist!r} in Prior; use a name from "
+                             f"pymc such as 'Normal', 'HalfNormal', 'Beta' or 'Flat'.")
         self.dist = dist
+        self.dims = (dims,) if isinstance(dims, str) else (tuple(dims) if dims else None)
         self.params = dict(sorted(params.items()))
 
     def create(self, name: str, dims=None):
-        """Create the random variable inside the current model context."""
-        return getattr(pm, self.dist)(name, **self.params, dims=dims)
+        """Create the random variable inside the current model context.
+
+        ``dims`` (the model's structural dims) take precedence over ``self.dims``.
+        """
+        return getattr(pm, self.dist)(name, **self.params,
+                                      dims=dims if dims is not None else self.dims)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"dist": self.dist, **self.params}
+        """JSON-able form; ``Prior(**d)`` rebuilds it."""
+        out: dict[str, Any] = {"dist": self.dist, **self.params}
+        if self.dims:
+            out["dims"] = list(self.dims)
+        return out
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Prior) and self.to_dict() == other.to_dict()
 
     def __hash__(self) -> int:
-        return hash((self.dist, tuple(self.params.items())))
+        return hash((self.dist, self.dims, tuple(self.params.items())))
 
     def __repr__(self) -> str:
         args = "".join(f", {k}={v!r}" for k, v in self.params.items())
-        return f"Prior({self.dist!r}{args})"
+        dims = f", dims={self.dims!r}" if self.dims else ""
+        return f"Prior({self.dist!r}{args}{dims})"
 
 
 def resolve_priors(
@@ -65,7 +93,9 @@ def resolve_priors(
     if isinstance(priors, str):
         if priors != "flat":
             raise ValueError(f"priors must be None, 'flat' or a dict, got {priors!r}")
-        return dict(flat) if flat is not None else {k: Prior("Flat") for k in defaults}
+        if flat is not None:
+            return dict(flat)
+        return {k: Prior("Flat", dims=v.dims) for k, v in defaults.items()}
     unknown = set(priors) - set(defaults)
     if unknown:
         raise ValueError(
@@ -78,5 +108,8 @@ def resolve_priors(
             out[name] = spec
         else:
             spec = dict(spec)
-            out[name] = Prior(spec.pop("dist"), **spec)
+            if "dist" not in spec:
+                raise ValueError(f"prior {name!r} must be a Prior or a dict with a 'dist' key, "
+                                 f"got {spec!r}.")
+            out[name] = Prior(**spec)
     return out

@@ -47,8 +47,10 @@ from scipy import optimize  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bayesjudge  # noqa: E402
-from bayesjudge import DavidsonAggregator  # noqa: E402
-from bayesjudge import inference  # noqa: E402
+from bayesjudge import (
+    DavidsonAggregator,  # noqa: E402
+    inference,  # noqa: E402
+)
 from bayesjudge.data import validate_labels, validate_votes  # noqa: E402
 from bayesjudge.datasets import (  # noqa: E402
     load_pandalm,
@@ -90,7 +92,9 @@ def reference_fit(counts: np.ndarray, labels: np.ndarray, alpha: float = 1.0) ->
     return res.x
 
 
-def reference_fit_collapsed(counts: np.ndarray, labels: np.ndarray, alpha: float = 1.0) -> np.ndarray:
+def reference_fit_collapsed(
+    counts: np.ndarray, labels: np.ndarray, alpha: float = 1.0
+) -> np.ndarray:
     """Same MLE on distinct count patterns with label tallies (the sufficient statistics)."""
     patterns, inverse = np.unique(np.asarray(counts), axis=0, return_inverse=True)
     tally = np.zeros((len(patterns), 3))
@@ -214,14 +218,20 @@ def run_dataset(name, votes, labels, n_splits, repeats, seed, profile, n_naive):
     print(f"\n== {name}: {len(gold)} items, {n_splits} splits of {n_cal} calibration items "
           f"(n votes per item: {sorted(set(counts.counts.sum(1).tolist()))}; "
           f"{n_dropped} drawn splits skipped for lacking a label class)")
-    print(f"  bayesjudge compile + first fit      {first * 1e3:9.1f} ms   (second fit {warm * 1e3:.2f} ms)")
-    print(f"  bayesjudge per fit (median)         {med['bj'] * 1e3:9.3f} ms   mean {t_bj.mean() * 1e3:.3f} ms")
-    print(f"  reference eq. 8 per item            {med['ref'] * 1e3:9.3f} ms   mean {t_ref.mean() * 1e3:.3f} ms")
-    print(f"  reference on count patterns         {med['col'] * 1e3:9.3f} ms   mean {t_col.mean() * 1e3:.3f} ms")
-    print(f"  RATIO bayesjudge / reference        {med['bj'] / med['ref']:9.3f}     (target <= 1.0)")
+    print(f"  bayesjudge compile + first fit      {first * 1e3:9.1f} ms   "
+          f"(second fit {warm * 1e3:.2f} ms)")
+    print(f"  bayesjudge per fit (median)         {med['bj'] * 1e3:9.3f} ms   "
+          f"mean {t_bj.mean() * 1e3:.3f} ms")
+    print(f"  reference eq. 8 per item            {med['ref'] * 1e3:9.3f} ms   "
+          f"mean {t_ref.mean() * 1e3:.3f} ms")
+    print(f"  reference on count patterns         {med['col'] * 1e3:9.3f} ms   "
+          f"mean {t_col.mean() * 1e3:.3f} ms")
+    print(f"  RATIO bayesjudge / reference        {med['bj'] / med['ref']:9.3f}     "
+          f"(target <= 1.0)")
     print(f"  ratio bayesjudge / collapsed ref    {med['bj'] / med['col']:9.3f}")
     print(f"  max |param diff| vs reference       {np.abs(p_bj - p_ref).max():9.2e}   "
-          f"(beta {np.abs(p_bj[:, 0] - p_ref[:, 0]).max():.1e}, eta0 {np.abs(p_bj[:, 1] - p_ref[:, 1]).max():.1e})")
+          f"(beta {np.abs(p_bj[:, 0] - p_ref[:, 0]).max():.1e}, "
+          f"eta0 {np.abs(p_bj[:, 1] - p_ref[:, 1]).max():.1e})")
     print(f"  max |param diff| ref vs collapsed   {np.abs(p_col - p_ref).max():9.2e}")
     print(f"  naive pm.find_MAP per split         {np.mean(naive_t) * 1e3:9.1f} ms   "
           f"({n_naive} splits, fresh model each; x{np.mean(naive_t) / med['bj']:.0f} bayesjudge; "
@@ -287,7 +297,8 @@ def breakdown(bj_args, repeats):
         for label, (owner, name) in stages.items():
             setattr(owner, name, originals[label])
     out = {label: float(np.median(v)) for label, v in best.items()}
-    out["rest of fit (python glue, map_ dict, ...)"] = float(np.median(best_total)) - sum(out.values())
+    rest = float(np.median(best_total)) - sum(out.values())
+    out["rest of fit (python glue, map_ dict, ...)"] = rest
     out["total"] = float(np.median(best_total))
     return out
 
@@ -311,12 +322,16 @@ def run_scaling(sizes=(50, 200, 1000, 5000), n_splits=20, repeats=3):
           f"(median per fit, best of {repeats})")
     print(f"  {'calibration items':>18s} {'bayesjudge':>11s} {'reference':>11s} {'ratio':>7s}")
     for size in sizes:
-        votes, labels = simulate_davidson_votes(20 * size, 12, beta=2.0, eta0=-0.5, random_seed=size)
+        votes, labels = simulate_davidson_votes(
+            20 * size, 12, beta=2.0, eta0=-0.5, random_seed=size
+        )
         counts, gold = validate_votes(votes), validate_labels(labels)
         splits, _ = valid_splits(gold.values, n_splits, seed=size)
         bj_args = [(counts.take(s.calibration), gold.take(s.calibration)) for s in splits]
         ref_args = [(counts.counts[s.calibration], gold.values[s.calibration]) for s in splits]
-        (t_bj, t_ref), _ = time_interleaved([bayesjudge_fit, reference_fit], [bj_args, ref_args], repeats)
+        (t_bj, t_ref), _ = time_interleaved(
+            [bayesjudge_fit, reference_fit], [bj_args, ref_args], repeats
+        )
         b, r = np.median(t_bj), np.median(t_ref)
         print(f"  {size:18d} {b * 1e3:9.3f}ms {r * 1e3:9.3f}ms {b / r:7.3f}")
 
@@ -330,7 +345,9 @@ def run_nuts(n_items=1000, seed=11):
         t0 = time.perf_counter()
         DavidsonAggregator(random_seed=1).fit(counts, gold, **settings)
         first = time.perf_counter() - t0
-        votes2, labels2 = simulate_davidson_votes(n_items, 12, beta=2.0, eta0=-0.5, random_seed=seed + 1)
+        votes2, labels2 = simulate_davidson_votes(
+            n_items, 12, beta=2.0, eta0=-0.5, random_seed=seed + 1
+        )
         t0 = time.perf_counter()
         model = DavidsonAggregator(random_seed=2).fit(votes2, labels2, **settings)
         second = time.perf_counter() - t0
@@ -338,7 +355,8 @@ def run_nuts(n_items=1000, seed=11):
     print(f"\n== NUTS (nutpie), {n_items} calibration items, 4 chains x (1000 tune + 1000 draws), "
           f"<= 2 chains in parallel")
     print(f"  first fit (nutpie compile + sample) {first:9.2f} s")
-    print(f"  refit on new data (sample only)     {second:9.2f} s   -> compile ~ {first - second:.2f} s")
+    print(f"  refit on new data (sample only)     {second:9.2f} s   "
+          f"-> compile ~ {first - second:.2f} s")
     print(f"  diagnostics: max R-hat {d['max_rhat']:.3f}, min bulk ESS {d['min_ess_bulk']:.0f}, "
           f"divergences {d['divergences']}")
 
@@ -363,11 +381,13 @@ def main(argv=None):
     ratios = [run_dataset("simulated (beta=2, eta0=-0.5)", votes, labels, args.splits,
                           args.repeats, args.seed, args.profile, args.naive)]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the 25 unparsable GPT-3.5 verdicts are reported by the loader
+        # the 25 unparsable GPT-3.5 verdicts are reported by the loader
+        warnings.simplefilter("ignore")
         data = load_pandalm()
         pvotes, plabels = pandalm_votes(data), pandalm_labels(data)
     ratios.append(run_dataset("PandaLM (GPT-3.5 + PandaLM-7B votes, human majority)", pvotes,
-                              plabels, args.splits, args.repeats, args.seed, args.profile, args.naive))
+                              plabels, args.splits, args.repeats, args.seed, args.profile,
+                              args.naive))
     run_scaling(repeats=args.repeats)
     if not args.no_nuts:
         run_nuts()

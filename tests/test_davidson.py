@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from conftest import NUTS_SMALL, fit_quietly
 from scipy import optimize, special, stats
 
 import bayesjudge
@@ -32,8 +33,6 @@ from bayesjudge.models.davidson import (
     mae_risks,
     vote_features,
 )
-
-from conftest import NUTS_SMALL, fit_quietly
 
 PARITY_TOL = 1e-4
 COUNTS = ["n_pos", "n_tie", "n_neg"]
@@ -150,7 +149,10 @@ def test_default_priors_are_weak(davidson_map, davidson_map_flat):
 
 def test_nuts_posterior_agrees_with_map_and_truth(davidson_nuts, davidson_map, davidson_truth):
     table = davidson_nuts.summarize(ci_prob=0.99)
-    for name, truth in (("margin_scale", davidson_truth["beta"]), ("tie_logit", davidson_truth["eta0"])):
+    for name, truth in (
+        ("margin_scale", davidson_truth["beta"]),
+        ("tie_logit", davidson_truth["eta0"]),
+    ):
         row = table.loc[name]
         assert abs(row["mean"] - float(davidson_map.map_[name])) < 0.3 * row["sd"]
         assert row["eti99_lb"] < truth < row["eti99_ub"]
@@ -238,7 +240,9 @@ def _brute_force_action(p):
 
 def test_bayes_action_eq_6_brute_force():
     rng = np.random.default_rng(3)
-    p = np.concatenate([rng.dirichlet([1, 1, 1], size=2000), rng.dirichlet([0.2, 0.2, 0.2], size=500)])
+    p = np.concatenate(
+        [rng.dirichlet([1, 1, 1], size=2000), rng.dirichlet([0.2, 0.2, 0.2], size=500)]
+    )
     got = bayes_action(mae_risks(p))
     expected = np.array([_brute_force_action(row) for row in p])
     np.testing.assert_array_equal(got, expected)
@@ -269,7 +273,9 @@ def _random_item_votes(seed=4, n_items=30):
     items = [f"q{k}" for k in rng.permutation(n_items)]  # string ids, unsorted
     n = rng.integers(1, 13, size=n_items)
     counts = rng.multinomial(n, [0.45, 0.2, 0.35])
-    counts_df = pd.DataFrame({"item": items, "n_pos": counts[:, 0], "n_tie": counts[:, 1], "n_neg": counts[:, 2]})
+    counts_df = pd.DataFrame(
+        {"item": items, "n_pos": counts[:, 0], "n_tie": counts[:, 1], "n_neg": counts[:, 2]}
+    )
     long_rows = [
         (item, vote)
         for item, row in zip(items, counts)
@@ -305,7 +311,9 @@ def test_predict_map_matches_hand_formulas(davidson_map_flat):
     p = hand_probs(beta * s, eta0)
     np.testing.assert_allclose(pred[["p_neg", "p_tie", "p_pos"]].to_numpy(), p, atol=1e-12)
     risks = np.stack([p[:, 1] + 2 * p[:, 2], p[:, 2] + p[:, 0], 2 * p[:, 0] + p[:, 1]], axis=1)
-    np.testing.assert_allclose(pred[["risk_neg", "risk_tie", "risk_pos"]].to_numpy(), risks, atol=1e-12)
+    np.testing.assert_allclose(
+        pred[["risk_neg", "risk_tie", "risk_pos"]].to_numpy(), risks, atol=1e-12
+    )
     np.testing.assert_array_equal(pred["decision"], [_brute_force_action(row) for row in p])
     assert not any(c.endswith(("_lower", "_upper")) for c in pred.columns)
 
@@ -322,16 +330,22 @@ def test_predict_nuts_intervals_and_posterior_averaged_risks(davidson_nuts):
     assert beta.shape == (NUTS_SMALL["chains"] * NUTS_SMALL["draws"],)
     s, _ = reference_features(counts_df[COUNTS].to_numpy())
     p = hand_probs(beta[:, None] * s[None], eta0[:, None])  # (draws, items, 3)
-    per_draw_risk = np.stack([p[..., 1] + 2 * p[..., 2], p[..., 2] + p[..., 0], 2 * p[..., 0] + p[..., 1]], -1)
+    per_draw_risk = np.stack(
+        [p[..., 1] + 2 * p[..., 2], p[..., 2] + p[..., 0], 2 * p[..., 0] + p[..., 1]], -1
+    )
     avg_risk = per_draw_risk.mean(axis=0)
-    np.testing.assert_allclose(pred[["risk_neg", "risk_tie", "risk_pos"]].to_numpy(), avg_risk, atol=1e-12)
+    np.testing.assert_allclose(
+        pred[["risk_neg", "risk_tie", "risk_pos"]].to_numpy(), avg_risk, atol=1e-12
+    )
     np.testing.assert_allclose(pred[["p_neg", "p_tie", "p_pos"]].to_numpy(), p.mean(0), atol=1e-12)
     np.testing.assert_array_equal(pred["decision"], bayes_action(avg_risk))
     lo, hi = np.quantile(p, [0.025, 0.975], axis=0)
     np.testing.assert_allclose(pred["p_pos_lower"], lo[:, 2], atol=1e-12)
     np.testing.assert_allclose(pred["p_pos_upper"], hi[:, 2], atol=1e-12)
     narrow = davidson_nuts.predict(counts_df, ci_prob=0.5)
-    assert (narrow["p_pos_upper"] - narrow["p_pos_lower"] <= pred["p_pos_upper"] - pred["p_pos_lower"]).all()
+    narrow_width = narrow["p_pos_upper"] - narrow["p_pos_lower"]
+    width = pred["p_pos_upper"] - pred["p_pos_lower"]
+    assert (narrow_width <= width).all()
 
 
 # ============================================================ decision map (Figure 1)
@@ -344,7 +358,9 @@ def test_decision_map_shape_and_symmetry(fit_name, request):
     model = request.getfixturevalue(fit_name)
     dm = model.decision_map(20)
     assert len(dm) == 231 == 21 * 22 // 2
-    assert list(dm.columns) == ["votes_a", "votes_b", "votes_tie", "p_neg", "p_tie", "p_pos", "decision"]
+    assert list(dm.columns) == [
+        "votes_a", "votes_b", "votes_tie", "p_neg", "p_tie", "p_pos", "decision"
+    ]
     assert ((dm["votes_a"] + dm["votes_b"] + dm["votes_tie"]) == 20).all()
     assert (dm[["votes_a", "votes_b", "votes_tie"]] >= 0).all().all()
     assert not dm.duplicated(["votes_a", "votes_b"]).any()
@@ -353,7 +369,9 @@ def test_decision_map_shape_and_symmetry(fit_name, request):
         assert cell[(b, a)] == -d, (a, b)
     swapped = dm.set_index(["votes_b", "votes_a"]).sort_index()
     straight = dm.set_index(["votes_a", "votes_b"]).sort_index()
-    np.testing.assert_allclose(straight["p_pos"].to_numpy(), swapped["p_neg"].to_numpy(), atol=1e-12)
+    np.testing.assert_allclose(
+        straight["p_pos"].to_numpy(), swapped["p_neg"].to_numpy(), atol=1e-12
+    )
     assert all(cell[(k, k)] == 0 for k in range(11))  # equal A and B votes: p(+1) = p(-1) -> tie
     assert cell[(20, 0)] == 1 and cell[(0, 20)] == -1
     median = np.where(dm["p_pos"] > 0.5, 1, np.where(dm["p_neg"] > 0.5, -1, 0))
@@ -469,7 +487,9 @@ def test_nutpie_compiles_once_for_two_datasets(davidson_nuts, monkeypatch):
         post = fit.summarize()
         assert abs(post.loc["margin_scale", "mean"] - ref[0]) < 0.5 * post.loc["margin_scale", "sd"]
         assert abs(post.loc["tie_logit", "mean"] - ref[1]) < 0.5 * post.loc["tie_logit", "sd"]
-    assert fit_b.summarize().loc["margin_scale", "mean"] - fit_a.summarize().loc["margin_scale", "mean"] > 1.0
+    beta_b = fit_b.summarize().loc["margin_scale", "mean"]
+    beta_a = fit_a.summarize().loc["margin_scale", "mean"]
+    assert beta_b - beta_a > 1.0
 
 
 # ============================================================ save / load
@@ -505,7 +525,8 @@ def test_load_checks_class_and_origin(davidson_map, tmp_path):
     with pytest.raises(TypeError, match="holds a DavidsonAggregator, not a _NotDavidson"):
         _NotDavidson.load(path)
     foreign = tmp_path / "foreign.nc"
-    xr.DataTree.from_dict({"posterior": xr.Dataset({"x": ("draw", np.arange(3.0))})}).to_netcdf(foreign)
+    foreign_tree = xr.DataTree.from_dict({"posterior": xr.Dataset({"x": ("draw", np.arange(3.0))})})
+    foreign_tree.to_netcdf(foreign)
     with pytest.raises(ValueError, match="not written by bayesjudge"):
         DavidsonAggregator.load(foreign)
 
@@ -551,7 +572,8 @@ def test_idata_groups(fit_name, request, davidson_data):
     beta = post["margin_scale"].values[..., None]
     eta0 = post["tie_logit"].values[..., None]
     logp = np.log(hand_probs(beta * s, eta0))  # (chain, draw, item, 3)
-    expected = np.take_along_axis(logp, (labels["label"].to_numpy() + 1)[None, None, :, None], -1)[..., 0]
+    label_idx = (labels["label"].to_numpy() + 1)[None, None, :, None]
+    expected = np.take_along_axis(logp, label_idx, -1)[..., 0]
     np.testing.assert_allclose(ll.values, expected, atol=1e-10)
 
 
@@ -635,27 +657,90 @@ def _set(df, row, col, value):
 def _bad_inputs():
     votes, labels = _valid()
     cases = {
-        "vote outside {-1,0,1}": (_set(_long(), 2, "vote", 2), _long_labels(), r"votes\.vote must take values in"),
-        "NaN vote": (_set(_long(), 0, "vote", np.nan), _long_labels(), r"votes\.vote has 1 missing value"),
-        "NaN item (long votes)": (_set(_long(), 3, "item", np.nan), _long_labels(), r"votes\.item has 1 missing value"),
-        "NaN count": (_set(votes, 5, "n_tie", np.nan), labels, r"votes\.n_tie has 1 missing value"),
-        "NaN label": (votes, _set(labels, 4, "label", np.nan), r"labels\.label has 1 missing value"),
-        "NaN label item": (votes, _set(labels, 4, "item", np.nan), r"labels\.item has 1 missing value"),
-        "label outside {-1,0,1}": (votes, _set(labels, 0, "label", 2), r"labels\.label must take values in"),
-        "zero votes": (_set(_set(_set(votes, 3, "n_pos", 0), 3, "n_tie", 0), 3, "n_neg", 0), labels, r"have zero votes"),
-        "negative counts": (_set(votes, 2, "n_neg", -1), labels, r"votes\.n_neg has negative counts"),
-        "non-integer counts": (_set(votes, 2, "n_pos", 1.5), labels, r"votes\.n_pos must hold whole numbers"),
-        "one calibration item": (votes, labels.iloc[:1], r"1 labelled item\(s\); at least 2 are needed"),
-        "no tie labels": (votes, labels[labels["label"] != 0], r"never take the value\(s\) \[0\].*tie logit"),
-        "no -1 labels": (votes, labels[labels["label"] != -1], r"never take the value\(s\) \[-1\].*margin scale"),
-        "labelled items without votes": (votes, labels.assign(item=labels["item"] + 1000), r"labelled item\(s\) have no votes"),
-        "duplicated counts items": (_set(votes, 1, "item", 0), labels, r"votes\.item has duplicated ids in counts form"),
-        "duplicated label items": (votes, _set(labels, 1, "item", 0), r"labels\.item has duplicated ids"),
-        "wrong vote columns": (_long().rename(columns={"vote": "verdict"}), _long_labels(), r"votes is missing column\(s\) \['vote'\]"),
-        "wrong label columns": (votes, labels.rename(columns={"label": "y"}), r"labels is missing column\(s\) \['label'\]"),
-        "votes not a DataFrame": (_long().to_dict("list"), _long_labels(), r"votes must be a pandas DataFrame, got dict"),
-        "labels not a DataFrame": (votes, labels.to_numpy(), r"labels must be a pandas DataFrame, got ndarray"),
-        "empty votes": (_long().iloc[:0], _long_labels(), r"votes is empty"),
+        "vote outside {-1,0,1}": (
+            _set(_long(), 2, "vote", 2), _long_labels(),
+            r"votes\.vote must take values in",
+        ),
+        "NaN vote": (
+            _set(_long(), 0, "vote", np.nan), _long_labels(),
+            r"votes\.vote has 1 missing value",
+        ),
+        "NaN item (long votes)": (
+            _set(_long(), 3, "item", np.nan), _long_labels(),
+            r"votes\.item has 1 missing value",
+        ),
+        "NaN count": (
+            _set(votes, 5, "n_tie", np.nan), labels,
+            r"votes\.n_tie has 1 missing value",
+        ),
+        "NaN label": (
+            votes, _set(labels, 4, "label", np.nan),
+            r"labels\.label has 1 missing value",
+        ),
+        "NaN label item": (
+            votes, _set(labels, 4, "item", np.nan),
+            r"labels\.item has 1 missing value",
+        ),
+        "label outside {-1,0,1}": (
+            votes, _set(labels, 0, "label", 2),
+            r"labels\.label must take values in",
+        ),
+        "zero votes": (
+            _set(_set(_set(votes, 3, "n_pos", 0), 3, "n_tie", 0), 3, "n_neg", 0), labels,
+            r"have zero votes",
+        ),
+        "negative counts": (
+            _set(votes, 2, "n_neg", -1), labels,
+            r"votes\.n_neg has negative counts",
+        ),
+        "non-integer counts": (
+            _set(votes, 2, "n_pos", 1.5), labels,
+            r"votes\.n_pos must hold whole numbers",
+        ),
+        "one calibration item": (
+            votes, labels.iloc[:1],
+            r"1 labelled item\(s\); at least 2 are needed",
+        ),
+        "no tie labels": (
+            votes, labels[labels["label"] != 0],
+            r"never take the value\(s\) \[0\].*tie logit",
+        ),
+        "no -1 labels": (
+            votes, labels[labels["label"] != -1],
+            r"never take the value\(s\) \[-1\].*margin scale",
+        ),
+        "labelled items without votes": (
+            votes, labels.assign(item=labels["item"] + 1000),
+            r"labelled item\(s\) have no votes",
+        ),
+        "duplicated counts items": (
+            _set(votes, 1, "item", 0), labels,
+            r"votes\.item has duplicated ids in counts form",
+        ),
+        "duplicated label items": (
+            votes, _set(labels, 1, "item", 0),
+            r"labels\.item has duplicated ids",
+        ),
+        "wrong vote columns": (
+            _long().rename(columns={"vote": "verdict"}), _long_labels(),
+            r"votes is missing column\(s\) \['vote'\]",
+        ),
+        "wrong label columns": (
+            votes, labels.rename(columns={"label": "y"}),
+            r"labels is missing column\(s\) \['label'\]",
+        ),
+        "votes not a DataFrame": (
+            _long().to_dict("list"), _long_labels(),
+            r"votes must be a pandas DataFrame, got dict",
+        ),
+        "labels not a DataFrame": (
+            votes, labels.to_numpy(),
+            r"labels must be a pandas DataFrame, got ndarray",
+        ),
+        "empty votes": (
+            _long().iloc[:0], _long_labels(),
+            r"votes is empty",
+        ),
     }
     return [pytest.param(v, lab, m, id=k) for k, (v, lab, m) in cases.items()]
 
@@ -742,7 +827,9 @@ def test_nuts_recovery_and_coverage(monkeypatch):
                     "rep": rep, "param": name, "truth": value,
                     "mean": post.loc[name, "mean"], "sd": post.loc[name, "sd"],
                     "covered": post.loc[name, "eti95_lb"] <= value <= post.loc[name, "eti95_ub"],
-                    "laplace_covered": laplace.loc[name, "eti95_lb"] <= value <= laplace.loc[name, "eti95_ub"],
+                    "laplace_covered": (
+                        laplace.loc[name, "eti95_lb"] <= value <= laplace.loc[name, "eti95_ub"]
+                    ),
                     "rhat": post.loc[name, "r_hat"],
                 }
             )
@@ -765,7 +852,9 @@ def test_nuts_recovery_and_coverage(monkeypatch):
         return stats.binomtest(int(k), int(n), 0.95).pvalue > 0.01
 
     for name, row in summary.iterrows():
-        assert coverage_ok(row["covered"], row["reps"]), f"{name}: NUTS coverage {row['covered']}/{row['reps']}"
+        assert coverage_ok(row["covered"], row["reps"]), (
+            f"{name}: NUTS coverage {row['covered']}/{row['reps']}"
+        )
         assert coverage_ok(row["laplace_covered"], row["reps"]), (
             f"{name}: Laplace coverage {row['laplace_covered']}/{row['reps']}"
         )

@@ -9,6 +9,7 @@ and the numbers printed in the paper (0.75 threshold, 1/2 + 1/(2 sqrt 2)).
 from __future__ import annotations
 
 import math
+import warnings
 from statistics import NormalDist
 
 import numpy as np
@@ -17,17 +18,25 @@ from scipy.optimize import brentq, minimize_scalar
 
 from bayesjudge.data import DataValidationError
 from bayesjudge.estimators import (
+    BoundaryWarning,
     allocate_calibration,
+    as_counts,
     calibration_only_estimate,
+    check_alpha,
     conditional_calibration_estimate,
+    conditional_calibration_rates,
     difference_estimate,
     judge_beats_human,
     lang_reiczigel_interval,
+    lang_reiczigel_rates,
     naive_estimate,
     rogan_gladen,
+    rogan_gladen_rates,
     rogan_gladen_variance,
     table1_estimates,
+    validate_count_table,
     wald_interval,
+    wilson_interval,
 )
 
 Z95 = NormalDist().inv_cdf(0.975)  # from the standard library, not scipy
@@ -193,6 +202,7 @@ def test_appendix_c_code_differs_from_eq6_in_exactly_two_places():
     assert paper_code[1] - paper_code[0] < 0.85 * (ci.upper - ci.lower)
 
 
+@pytest.mark.filterwarnings("ignore::bayesjudge.estimators.BoundaryWarning")
 def test_lang_reiczigel_coverage_at_a_few_thetas():
     rng = np.random.default_rng(2024)
     q0, q1, n, m0, m1, reps = 0.7, 0.9, 1000, 100, 100, 4000
@@ -397,3 +407,181 @@ def test_alpha_and_allocation_arguments_validated():
         judge_beats_human(1.5, 0.9, 100)
     with pytest.raises(DataValidationError, match=r"Pr_Q\(Z \| Z_hat = 'correct'\) is undefined"):
         conditional_calibration_estimate(5, 10, 0, 10, 10, 10)
+
+
+# --------------------------------------------------------------------------- alpha is 1 - level
+
+
+@pytest.mark.parametrize("alpha", [0.95, 0.9, 0.5, 0.0, 1.0, -0.05, 1.5, True, "0.05"])
+def test_alpha_at_or_above_one_half_is_refused(alpha):
+    # Regression: alpha=0.95 used to return a 5% interval that excluded its own estimate.
+    for call in (
+        lambda: lang_reiczigel_interval(480, 1000, 90, 100, 70, 100, alpha=alpha),
+        lambda: lang_reiczigel_rates(0.48, 0.7, 0.9, 1000, 100, 100, alpha=alpha),
+        lambda: wald_interval(480, 1000, alpha=alpha),
+        lambda: check_alpha(alpha),
+    ):
+        with pytest.raises(DataValidationError, match=r"alpha is 1 - level: for a 95% interval "
+                           r"pass alpha=0\.05"):
+            call()
+
+
+def test_alpha_error_names_the_confusion():
+    with pytest.raises(DataValidationError, match=r"got alpha=0\.95\. It asks for a 5% interval"):
+        lang_reiczigel_interval(480, 1000, 90, 100, 70, 100, alpha=0.95)
+    check_alpha(0.05)
+    check_alpha(0.49)
+
+
+# --------------------------------------------------------------------------- zero-width intervals
+
+
+def test_zero_width_interval_warns_and_is_flagged():
+    # p_hat = 0.1 is far below the false-positive rate 1 - q0_hat = 0.3: eq. (6) clips both
+    # limits to 0 and the interval would print as 0.000 [0.000, 0.000].
+    with pytest.warns(BoundaryWarning, match=r"boundary of \[0, 1\].*zero width.*not a valid "
+                      r"uncertainty statement.*MisclassificationModel \(method=\"nuts\"\)"):
+        ci = lang_reiczigel_interval(100, 1000, 90, 100, 70, 100)
+    assert (ci.estimate, ci.lower, ci.upper) == (0.0, 0.0, 0.0)
+    assert ci.at_boundary is True
+    # mirrored at 1: p_hat far above the sensitivity q1_hat = 0.7
+    with pytest.warns(BoundaryWarning):
+        hi = lang_reiczigel_interval(900, 1000, 70, 100, 90, 100)
+    assert (hi.estimate, hi.lower, hi.upper, hi.at_boundary) == (1.0, 1.0, 1.0, True)
+
+
+def test_boundary_warning_points_at_the_caller_and_counts_inputs():
+    with pytest.warns(BoundaryWarning, match=r"for 1 of 3 input\(s\).*index \(0,\)") as rec:
+        ci = lang_reiczigel_interval([100, 480, 280], 1000, 90, 100, 70, 100)
+    assert rec[0].filename == __file__
+    np.testing.assert_array_equal(ci.at_boundary, [True, False, False])
+    assert ci.at_boundary.dtype == bool
+    # an estimate clipped to 0 with a non-degenerate interval is not flagged
+    assert ci.estimate[2] == 0.0 and ci.upper[2] > 0
+
+
+def test_interior_interval_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ci = lang_reiczigel_interval(480, 1000, 90, 100, 70, 100)
+    assert ci.at_boundary is False
+    assert issubclass(BoundaryWarning, UserWarning)
+
+
+# --------------------------------------------------------------------------- rate level
+
+
+def test_rate_level_functions_match_count_level_ones():
+    tables = random_tables(50, seed=11)
+    x, n, tp, m1, tn, m0 = (a.astype(float) for a in tables)
+    p, q0, q1 = x / n, tn / m0, tp / m1
+    np.testing.assert_allclose(
+        rogan_gladen_rates(p, q0, q1), rogan_gladen(*tables, clip=False), atol=1e-12
+    )
+    rates = lang_reiczigel_rates(p, q0, q1, n, m0, m1)
+    counts = lang_reiczigel_interval(*tables)
+    for field in ("estimate", "lower", "upper", "center", "q0", "q1"):
+        np.testing.assert_allclose(getattr(rates, field), getattr(counts, field), atol=1e-12)
+    np.testing.assert_allclose(
+        conditional_calibration_rates(p, q0, q1, m0, m1),
+        conditional_calibration_estimate(*tables),
+        atol=1e-12,
+    )
+
+
+def test_rate_level_functions_give_nan_where_undefined():
+    # q0 + q1 = 1 (undefined), < 1 (not identifiable), an empty class, and a valid case
+    p = np.array([0.4, 0.4, 0.4, 0.48])
+    q0 = np.array([0.5, 0.3, 0.7, 0.7])
+    q1 = np.array([0.5, 0.6, 0.9, 0.9])
+    m0 = np.array([100, 100, 0, 100])
+    theta = rogan_gladen_rates(p, q0, q1)
+    assert np.isnan(theta[:2]).all() and theta[3] == pytest.approx(0.3)
+    ci = lang_reiczigel_rates(p, q0, q1, 1000, m0, 100)
+    assert np.isnan(ci.estimate[:3]).all() and np.isnan(ci.lower[2]) and np.isnan(ci.upper[2])
+    assert ci.estimate[3] == pytest.approx(0.3)
+    assert not ci.at_boundary[:3].any()
+    # smoothed q0~ + q1~ <= 1 (eq. 7) leaves the estimate but not the interval
+    small = lang_reiczigel_rates(0.5, 1.0, 0.2, 10, 1, 10)
+    assert small.estimate == pytest.approx(1.0) and np.isnan(small.lower)
+    # an empty class contributes no items to the conditional calibration estimator
+    assert conditional_calibration_rates(0.5, np.nan, 0.9, 0, 100) == pytest.approx(1.0)
+    # no calibration item judged 'correct' (q0 = 1, q1 = 0): Pr_Q(Z | Z_hat = 1) undefined
+    assert np.isnan(conditional_calibration_rates(0.5, 1.0, 0.0, 100, 100))
+
+
+def test_rate_level_functions_validate_their_inputs():
+    with pytest.raises(DataValidationError, match=r"q0 must be a proportion in \[0, 1\].*q0=7"):
+        rogan_gladen_rates(0.5, 7, 0.9)
+    with pytest.raises(DataValidationError, match=r"m0 must be an integer count"):
+        lang_reiczigel_rates(0.5, 0.7, 0.9, 1000, 10.5, 100)
+    with pytest.raises(DataValidationError, match=r"p must be a proportion"):
+        conditional_calibration_rates(-0.1, 0.7, 0.9, 100, 100)
+
+
+def test_count_validators():
+    assert as_counts(n=3, m=[1, 2])["m"].tolist() == [1.0, 2.0]
+    with pytest.raises(DataValidationError, match=r"m must be a non-negative count.*m=-1"):
+        as_counts(m=[1, -1])
+    empty = validate_count_table(5, 10, 0, 0, 0, 0, allow_empty=True)
+    assert empty["m0"] == 0
+    with pytest.raises(DataValidationError, match=r"m1 must be positive"):
+        validate_count_table(5, 10, 0, 0, 3, 4)
+    with pytest.raises(DataValidationError, match=r"tn must not exceed m0.*tn=5, m0=4"):
+        validate_count_table(5, 10, 0, 0, 5, 4, allow_empty=True)
+
+
+# --------------------------------------------------------------------------- Wilson interval
+
+
+def wilson_reference(x, n, level=0.95):
+    """Wilson (1927) score interval, scalar pure Python: roots of (p_hat - p)^2 = z^2 p(1-p)/n."""
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    # (1 + z^2/n) p^2 - (2 p_hat + z^2/n) p + p_hat^2 = 0, solved by the quadratic formula
+    p_hat = x / n
+    a, b, c = 1 + z * z / n, -(2 * p_hat + z * z / n), p_hat * p_hat
+    disc = math.sqrt(b * b - 4 * a * c)
+    return (-b - disc) / (2 * a), (-b + disc) / (2 * a)
+
+
+@pytest.mark.parametrize(
+    "x, n, lower, upper",
+    [  # Newcombe (1998), Statistics in Medicine 17:857-872, Table II, method 3 (score)
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+    ],
+)
+def test_wilson_interval_published_examples(x, n, lower, upper):
+    lo, hi = wilson_interval(x, n)
+    assert (round(lo, 4), round(hi, 4)) == (lower, upper)
+
+
+def test_wilson_interval_matches_scalar_formula_vectorised():
+    rng = np.random.default_rng(7)
+    n = rng.integers(1, 500, 200)
+    x = rng.integers(0, n + 1)
+    for level in (0.8, 0.95, 0.99):
+        lo, hi = wilson_interval(x, n, ci_prob=level)
+        assert lo.shape == hi.shape == (200,)
+        for k in range(200):
+            ref = wilson_reference(int(x[k]), int(n[k]), level)
+            assert (lo[k], hi[k]) == pytest.approx(ref, abs=1e-12)
+    assert ((0 <= lo) & (lo < hi) & (hi <= 1)).all()
+
+
+def test_wilson_interval_edges_default_and_errors():
+    lo, hi = wilson_interval(np.array([[0], [5]]), np.array([5, 10, 20]))
+    assert lo.shape == (2, 3)
+    assert lo[0, 0] == 0.0 and hi[0, 0] > 0  # 0/5: lower limit 0, never zero width
+    assert hi[1, 0] == 1.0 and lo[1, 0] < 1  # 5/5: upper limit 1
+    assert wilson_interval(0, 0) == (0.0, 1.0)  # no trials: no information
+    assert isinstance(wilson_interval(3, 10)[0], float)
+    assert wilson_interval(3, 10) == wilson_interval(3, 10, ci_prob=0.95)
+    with pytest.raises(DataValidationError, match=r"successes must not exceed trials.*successes=6"):
+        wilson_interval(6, 5)
+    with pytest.raises(DataValidationError, match=r"ci_prob must lie in \(0, 1\).*95"):
+        wilson_interval(3, 10, ci_prob=95)
+    with pytest.raises(DataValidationError, match=r"trials must be an integer count"):
+        wilson_interval(3, 10.5)

@@ -1,4 +1,9 @@
-"""Calibration-split protocol and leave-one-rater-out (davidson_itc_aggregation.txt, Sec. 5)."""
+"""Calibration-split protocol and leave-one-rater-out.
+
+Section 5 of Dadkhahi, Trabelsi, Riley, Juraska, Mirzazadeh et al. (2025),
+"Distribution-Calibrated Inference Time Compute for Thinking LLM-as-a-Judge",
+arXiv:2512.03019.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ from bayesjudge.experiments import (
     rounded_median_from_counts,
     split_protocol,
 )
-from bayesjudge.experiments.calibration import _loo_gold
+from bayesjudge.experiments.leave_one_out import _loo_gold
 from bayesjudge.inference import FitError
 
 

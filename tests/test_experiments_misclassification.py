@@ -15,26 +15,34 @@ import pytest
 from scipy.stats import beta as beta_dist
 from scipy.stats import binom
 
+from bayesjudge import Prior
 from bayesjudge.data import DataValidationError
 from bayesjudge.experiments.misclassification import (
-    BetaPriors,
     bayes_posterior_theta,
     distribution_shift_study,
     misclassification_monte_carlo,
 )
+from bayesjudge.models import misclassification_posterior
 
 Q0, Q1 = 0.7, 0.9
 
 
-def grid_posterior(x, n, tp, m1, tn, m0, prior=BetaPriors(), g_theta=400, g_q=120, ci_prob=0.95):
-    """Posterior of theta by midpoint-rule integration over a (theta, q0, q1) grid."""
+UNIFORM = {"theta": (1.0, 1.0), "q0": (1.0, 1.0), "q1": (1.0, 1.0)}
+
+
+def grid_posterior(x, n, tp, m1, tn, m0, ab=UNIFORM, g_theta=400, g_q=120, ci_prob=0.95):
+    """Posterior of theta by midpoint-rule integration over a (theta, q0, q1) grid.
+
+    ``ab`` holds the Beta (a, b) of theta, q0 and q1 as plain tuples, independent of
+    the package's Prior type.
+    """
     th = (np.arange(g_theta) + 0.5) / g_theta
     q = (np.arange(g_q) + 0.5) / g_q
-    log_q0 = beta_dist.logpdf(q, *prior.q0) + binom.logpmf(tn, m0, q)
-    log_q1 = beta_dist.logpdf(q, *prior.q1) + binom.logpmf(tp, m1, q)
+    log_q0 = beta_dist.logpdf(q, *ab["q0"]) + binom.logpmf(tn, m0, q)
+    log_q1 = beta_dist.logpdf(q, *ab["q1"]) + binom.logpmf(tp, m1, q)
     p = th[:, None, None] * q[None, None, :] + (1 - th[:, None, None]) * (1 - q[None, :, None])
     log_joint = (
-        beta_dist.logpdf(th, *prior.theta)[:, None, None]
+        beta_dist.logpdf(th, *ab["theta"])[:, None, None]
         + log_q0[None, :, None]
         + log_q1[None, None, :]
         + binom.logpmf(x, n, p)
@@ -83,10 +91,15 @@ def test_posterior_boundary_case_hpd_starts_at_zero(batched_uniform):
 
 
 def test_posterior_matches_grid_with_informative_priors():
-    prior = BetaPriors(theta=(2.0, 5.0), q0=(8.0, 2.0), q1=(9.0, 1.5))
+    ab = {"theta": (2.0, 5.0), "q0": (8.0, 2.0), "q1": (9.0, 1.5)}
+    priors = {
+        "accuracy": Prior("Beta", alpha=2.0, beta=5.0),
+        "specificity": Prior("Beta", alpha=8.0, beta=2.0),
+        "sensitivity": Prior("Beta", alpha=9.0, beta=1.5),
+    }
     data = CASES["interior"]
-    ref = grid_posterior(*data, prior=prior)
-    got = bayes_posterior_theta(*data, prior=prior, n_draws=400_000, rng=5)
+    ref = grid_posterior(*data, ab=ab)
+    got = bayes_posterior_theta(*data, priors=priors, n_draws=400_000, rng=5)
     assert got.mean == pytest.approx(ref["mean"], abs=0.003)
     assert (got.lower, got.upper) == pytest.approx((ref["lower"], ref["upper"]), abs=0.01)
     # and the prior matters: the uniform-prior answer is far away
@@ -117,10 +130,44 @@ def test_posterior_redraws_low_ess_replications():
 def test_posterior_input_errors():
     with pytest.raises(DataValidationError, match=r"tp must not exceed m1.*tp=12, m1=10"):
         bayes_posterior_theta(5, 10, 12, 10, 5, 10)
-    with pytest.raises(DataValidationError, match=r"BetaPriors.q0 must be a pair"):
-        BetaPriors(q0=(0.0, 1.0))
     with pytest.raises(DataValidationError, match="ci_prob must lie in"):
         bayes_posterior_theta(5, 10, 8, 10, 5, 10, ci_prob=95)
+
+
+def test_posterior_missing_prior_keys_are_uniform():
+    data = CASES["interior"]
+    uniform = bayes_posterior_theta(*data, n_draws=2000, rng=4)
+    explicit = {k: Prior("Beta", alpha=1, beta=1) for k in ("accuracy", "specificity")}
+    same = bayes_posterior_theta(*data, priors=explicit, n_draws=2000, rng=4)
+    assert same == uniform
+    only_q0 = {"specificity": Prior("Beta", alpha=8, beta=2)}
+    ab = misclassification_posterior.beta_parameters(only_q0)
+    assert ab == {"accuracy": (1.0, 1.0), "specificity": (8.0, 2.0), "sensitivity": (1.0, 1.0)}
+
+
+@pytest.mark.parametrize(
+    "priors, match",
+    [
+        ({"theta": Prior("Beta", alpha=2, beta=5)}, r"unknown key\(s\) \['theta'\].*accuracy"),
+        ({"accuracy": Prior("Normal", mu=0, sigma=1)}, r"priors\['accuracy'\] must be a Beta"),
+        ({"sensitivity": (2.0, 5.0)}, r"priors\['sensitivity'\] must be a Beta.*\(2\.0, 5\.0\)"),
+        ({"accuracy": Prior("Beta", mu=0.3, sigma=0.1)}, r"must give alpha and beta.*mu"),
+        ({"specificity": Prior("Beta", alpha=0, beta=1)}, r"positive finite alpha and beta"),
+        ([("accuracy", Prior("Beta", alpha=1, beta=1))], r"priors must be a mapping"),
+    ],
+)
+def test_posterior_prior_errors_name_key_value_and_fix(priors, match):
+    with pytest.raises(DataValidationError, match=match) as info:
+        bayes_posterior_theta(*CASES["interior"], priors=priors, n_draws=100)
+    assert "Fix" in str(info.value)
+
+
+def test_studies_validate_priors_and_alpha_before_simulating():
+    bad = {"accuracy": Prior("Normal", mu=0, sigma=1)}
+    with pytest.raises(DataValidationError, match=r"priors\['accuracy'\] must be a Beta"):
+        misclassification_monte_carlo(n_rep=10, priors=bad)
+    with pytest.raises(DataValidationError, match=r"alpha is 1 - level.*alpha=0\.05"):
+        misclassification_monte_carlo(n_rep=10, alpha=0.95)
 
 
 # --------------------------------------------------------------------------- Section 8.1

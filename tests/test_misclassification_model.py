@@ -25,7 +25,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayesjudge.data import DataValidationError, validate_judgment_counts, validate_misclassification
+from bayesjudge.data import (
+    DataValidationError,
+    validate_judgment_counts,
+    validate_misclassification,
+)
 from bayesjudge.datasets import simulate_misclassification
 from bayesjudge.estimators import allocate_calibration, rogan_gladen
 from bayesjudge.experiments.misclassification import bayes_posterior_theta
@@ -66,7 +70,9 @@ def reference_fits(reference) -> dict[str, MisclassificationModel]:
     fits = {}
     for case, row in cases.iterrows():
         counts = {k: int(v) for k, v in row.items()}
-        fits[case] = fit_quiet(MisclassificationModel(random_seed=11), _counts(**counts), **NUTS_REF)
+        fits[case] = fit_quiet(
+            MisclassificationModel(random_seed=11), _counts(**counts), **NUTS_REF
+        )
     return fits
 
 
@@ -118,7 +124,9 @@ def test_map_default_priors_is_the_mle_and_laplace_stays_inside():
 # --------------------------------------------------------------------------- reference
 
 
-@pytest.mark.parametrize("case", ["paper_q07_q09", "small_calibration", "high_accuracy", "weak_judge"])
+@pytest.mark.parametrize(
+    "case", ["paper_q07_q09", "small_calibration", "high_accuracy", "weak_judge"]
+)
 def test_nuts_matches_truePrev(reference_fits, reference, case):
     model = reference_fits[case]
     ref = reference[reference.case == case].set_index("parameter")
@@ -136,7 +144,9 @@ def test_nuts_matches_truePrev(reference_fits, reference, case):
 
 def test_nuts_matches_exact_importance_sampler(reference_fits, reference):
     cases = reference.drop_duplicates("case").set_index("case")[COUNT_ARGS]
-    exact = bayes_posterior_theta(*(cases[k].to_numpy() for k in COUNT_ARGS), n_draws=200_000, rng=7)
+    exact = bayes_posterior_theta(
+        *(cases[k].to_numpy() for k in COUNT_ARGS), n_draws=200_000, rng=7
+    )
     for k, case in enumerate(cases.index):
         pred = reference_fits[case].predict().set_index("quantity").loc["accuracy"]
         sd = pred["sd"]
@@ -190,7 +200,9 @@ def test_save_load_round_trip(reference_fits, tmp_path):
     assert loaded.counts_.to_frame().equals(model.counts_.to_frame())
     map_fit = MisclassificationModel().fit_counts(300, 500, 35, 50, 30, 50)
     map_fit.save(tmp_path / "map.nc")
-    pd.testing.assert_frame_equal(MisclassificationModel.load(tmp_path / "map.nc").predict(), map_fit.predict())
+    pd.testing.assert_frame_equal(
+        MisclassificationModel.load(tmp_path / "map.nc").predict(), map_fit.predict()
+    )
 
 
 # --------------------------------------------------------------------------- bad input
@@ -216,15 +228,24 @@ def _tables():
 @pytest.mark.parametrize(
     "change, match",
     [
-        (lambda j, c: (j, c.assign(human_label=1)), r"no items with human_label 0 \(m0 = 0\).*specificity"),
-        (lambda j, c: (j, c.assign(human_label=0)), r"no items with human_label 1 \(m1 = 0\).*sensitivity"),
-        (lambda j, c: (j, c.assign(human_label=[1, 0, 2, 0])), r"calibration.human_label must take values in \{0, 1\}"),
-        (lambda j, c: (j.assign(judge_label=[1, 0, -1, 1]), c), r"judgments.judge_label must take values in \{0, 1\}"),
-        (lambda j, c: (j, c.assign(human_label=[1, 0, None, 0])), r"human_label is missing .* items \[12\]"),
-        (lambda j, c: (j, c.assign(item=[1, 11, 12, 13])), r"1 calibration item\(s\) also appear in judgments"),
-        (lambda j, c: (j.assign(item=[1, 1, 3, 4]), c), r"judgments has 1 duplicated item id"),
-        (lambda j, c: (j.assign(system=["a", "a", "b", "b"]), c), r"HierarchicalMisclassificationModel"),
-        (lambda j, c: (j, c.drop(columns="human_label")), r"calibration is missing column\(s\) \['human_label'\]"),
+        (lambda j, c: (j, c.assign(human_label=1)),
+         r"no items with human_label 0 \(m0 = 0\).*specificity"),
+        (lambda j, c: (j, c.assign(human_label=0)),
+         r"no items with human_label 1 \(m1 = 0\).*sensitivity"),
+        (lambda j, c: (j, c.assign(human_label=[1, 0, 2, 0])),
+         r"calibration.human_label must take values in \{0, 1\}"),
+        (lambda j, c: (j.assign(judge_label=[1, 0, -1, 1]), c),
+         r"judgments.judge_label must take values in \{0, 1\}"),
+        (lambda j, c: (j, c.assign(human_label=[1, 0, None, 0])),
+         r"human_label is missing .* items \[12\]"),
+        (lambda j, c: (j, c.assign(item=[1, 11, 12, 13])),
+         r"1 calibration item\(s\) also appear in judgments"),
+        (lambda j, c: (j.assign(item=[1, 1, 3, 4]), c),
+         r"judgments has 1 duplicated item id"),
+        (lambda j, c: (j.assign(system=["a", "a", "b", "b"]), c),
+         r"HierarchicalMisclassificationModel"),
+        (lambda j, c: (j, c.drop(columns="human_label")),
+         r"calibration is missing column\(s\) \['human_label'\]"),
     ],
 )
 def test_bad_tables(change, match):
@@ -252,8 +273,9 @@ def test_bad_counts(counts, match):
 
 def test_bad_priors_and_missing_table():
     with pytest.raises(ValueError, match="unknown prior name"):
-        MisclassificationModel(priors={"theta": {"dist": "Beta", "alpha": 1, "beta": 1}}).fit_counts(
-            480, 1000, 90, 100, 70, 100)
+        MisclassificationModel(
+            priors={"theta": {"dist": "Beta", "alpha": 1, "beta": 1}}
+        ).fit_counts(480, 1000, 90, 100, 70, 100)
     with pytest.raises(TypeError, match="fit_counts"):
         MisclassificationModel().fit(_tables()[0])
 
@@ -273,7 +295,9 @@ def systems_data():
 def hier_fits(systems_data):
     return {
         pooling: fit_quiet(
-            HierarchicalMisclassificationModel(pooling=pooling, random_seed=3), *systems_data, **NUTS_HIER
+            HierarchicalMisclassificationModel(pooling=pooling, random_seed=3),
+            *systems_data,
+            **NUTS_HIER,
         )
         for pooling in ("partial", "none")
     }
@@ -350,7 +374,9 @@ def test_hierarchical_bad_input(systems_data):
     with pytest.raises(DataValidationError, match="judgments is missing column"):
         HierarchicalMisclassificationModel().fit(judgments.drop(columns="system"), calibration)
     no_neg = calibration[~((calibration.system == "system_1") & (calibration.human_label == 0))]
-    with pytest.raises(DataValidationError, match=r"human_label 0 \(m0 = 0\) for system\(s\) \['system_1'\]"):
+    with pytest.raises(
+        DataValidationError, match=r"human_label 0 \(m0 = 0\) for system\(s\) \['system_1'\]"
+    ):
         HierarchicalMisclassificationModel(pooling="none").fit(judgments, no_neg)
     # with pooling, a system without class-0 calibration items borrows the judge's specificity
     pooled = HierarchicalMisclassificationModel(pooling="partial").fit(judgments, no_neg)
@@ -382,7 +408,9 @@ def test_bayesian_allocation_agrees_with_algorithm_1(judged_pos):
 
 def test_bayesian_allocation_inputs():
     calibration = simulate_misclassification(0.5, 0.9, 0.9, n=10, m0=10, m1=10)[1]
-    result = bayesian_allocation(calibration, m=60, n_test=500, judged_pos=250, n_sims=50, grid_size=5)
+    result = bayesian_allocation(
+        calibration, m=60, n_test=500, judged_pos=250, n_sims=50, grid_size=5
+    )
     assert list(result.curve["m0"]) == [10, 20, 30, 40, 50]
     with pytest.raises(DataValidationError, match="m0_pilot \\+ m1_pilot = 20"):
         bayesian_allocation(calibration, m=10, n_test=500, judged_pos=250)
@@ -413,7 +441,8 @@ def test_parameter_recovery_coverage(truth):
         )
         summary = model.summarize()
         for name, true in zip(covered, truth):
-            covered[name] += int(summary.loc[name, "eti95_lb"] <= true <= summary.loc[name, "eti95_ub"])
+            lower, upper = summary.loc[name, "eti95_lb"], summary.loc[name, "eti95_ub"]
+            covered[name] += int(lower <= true <= upper)
     elapsed = time.perf_counter() - start
     coverage = {k: v / n_rep for k, v in covered.items()}
     # Binomial(100, 0.95) lies in [88, 99] with probability ~0.99.

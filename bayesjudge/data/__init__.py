@@ -1,9 +1,20 @@
-"""Tables in, tables validated: schemas of the long tables (``schema``) and the
-small real datasets shipped with the package (files in this folder, see its
+"""Tables in, tables validated: schemas of the long tables (``schema``, ``judgments``)
+and the small real datasets shipped with the package (files in this folder, see its
 README, LICENSE and NOTICE)."""
 
-from bayesjudge.data.schema import (  # noqa: F401
+from bayesjudge.data.judgments import (  # noqa: F401  (re-exports)
+    MisclassificationCounts,
+    check_calibration_classes,
+    validate_calibration,
+    validate_judgment_counts,
+    validate_judgments,
+    validate_misclassification,
+)
+from bayesjudge.data.schema import (  # noqa: F401  (re-exports)
+    BINARY,
     COUNT_COLUMNS,
+    ID_COLUMNS,
+    TERNARY,
     DataValidationError,
     Labels,
     VoteCounts,
@@ -11,7 +22,7 @@ from bayesjudge.data.schema import (  # noqa: F401
     check_integer_values,
     check_no_missing,
     require_frame,
+    show_values,
     validate_labels,
     validate_votes,
 )
-from bayesjudge.data.judgments import MisclassificationCounts, check_calibration_classes, validate_calibration, validate_judgment_counts, validate_judgments, validate_misclassification  # noqa: F401,E501

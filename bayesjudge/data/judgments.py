@@ -1,7 +1,8 @@
 """Validation of judgment and calibration tables for misclassification-adjusted reporting.
 
-The model of ``misclassification_adjusted_reporting.txt`` (Sections 3-5) only
-needs six counts per evaluated system: of the ``n`` test items the judge calls
+The misclassification model of Lee, Zeng, Jeong, Sohn & Lee (2025), How to
+Correctly Report LLM-as-a-Judge Evaluations, arXiv:2511.21140 (Sections 3-5),
+only needs six counts per evaluated system: of the ``n`` test items the judge calls
 ``judged_pos`` 'correct'; of the ``m1`` human-'correct' calibration items it
 calls ``tp`` 'correct' (sensitivity q1 = tp / m1) and of the ``m0``
 human-'incorrect' ones it calls ``tn`` 'incorrect' (specificity q0 = tn / m0).
@@ -9,7 +10,7 @@ This module checks the long tables once and collapses them to those sufficient
 statistics, a :class:`MisclassificationCounts`, which the models accept in place
 of the tables (so a loop over splits validates once).
 
-Tables (column names are the API, DESIGN.md):
+Tables (column names are the API, CONTRIBUTING.md):
 
 * judgments   -- ``item``, ``judge_label`` in {0, 1}; optional ``system``.
 * calibration -- ``item``, ``judge_label``, ``human_label`` in {0, 1}; optional ``system``.
@@ -27,9 +28,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bayesjudge.data.schema import DataValidationError, _show, check_integer_values, require_frame
+from bayesjudge.data.schema import (
+    BINARY,
+    DataValidationError,
+    check_integer_values,
+    require_frame,
+    show_values,
+)
 
-BINARY = (0, 1)
 SINGLE_SYSTEM = "all"
 """System label used when the tables have no ``system`` column."""
 COUNT_FIELDS = ("judged_pos", "n", "tp", "m1", "tn", "m0")
@@ -140,12 +146,13 @@ def validate_judgment_counts(
         bad = ~np.isfinite(as_float) | (as_float != np.round(as_float))
         if bad.any():
             raise DataValidationError(
-                f"{name} must hold whole numbers of items, got {_show(arr[bad])}; pass counts, "
-                f"not proportions (e.g. tp = round(q1_hat * m1))."
+                f"{name} must hold whole numbers of items, got {show_values(arr[bad])}; pass "
+                f"counts, not proportions (e.g. tp = round(q1_hat * m1))."
             )
         if (as_float < 0).any():
             raise DataValidationError(
-                f"{name} has negative count(s) {_show(arr[as_float < 0])}; counts must be >= 0."
+                f"{name} has negative count(s) {show_values(arr[as_float < 0])}; counts must "
+                f"be >= 0."
             )
         arrays[name] = as_float.astype(np.int64)
     sizes = {a.size for a in arrays.values()} - {1}
@@ -165,10 +172,12 @@ def validate_judgment_counts(
     arrays = {name: np.broadcast_to(a, (k,)).copy() for name, a in arrays.items()}
     names = pd.Index(systems, name="system")
     if names.has_duplicates:
-        raise DataValidationError(f"systems has duplicated names {_show(names[names.duplicated()])}.")
+        raise DataValidationError(
+            f"systems has duplicated names {show_values(names[names.duplicated()])}."
+        )
     zero_n = arrays["n"] == 0
     if zero_n.any():
-        where = f" for system(s) {_show(names[zero_n])}" if k > 1 else ""
+        where = f" for system(s) {show_values(names[zero_n])}" if k > 1 else ""
         raise DataValidationError(
             f"n (test items) is 0{where}; each system needs at least one judged test item."
         )
@@ -179,8 +188,9 @@ def validate_judgment_counts(
     ):
         bad = arrays[part] > arrays[total]
         if bad.any():
-            pairs = [f"{part}={a}, {total}={b}" for a, b in zip(arrays[part][bad], arrays[total][bad])]
-            where = f" for system(s) {_show(names[bad])}" if k > 1 else ""
+            pairs = [f"{part}={a}, {total}={b}"
+                     for a, b in zip(arrays[part][bad], arrays[total][bad])]
+            where = f" for system(s) {show_values(names[bad])}" if k > 1 else ""
             raise DataValidationError(
                 f"{part} exceeds {total}{where} ({'; '.join(pairs[:5])}); "
                 f"{part} counts the {what}, so it cannot exceed {total}."
@@ -199,7 +209,8 @@ def check_calibration_classes(counts: MisclassificationCounts, per_system: bool 
         values = getattr(counts, total)
         bad = values == 0 if per_system else np.atleast_1d(values.sum() == 0)
         if bad.any():
-            where = f" for system(s) {_show(counts.systems[bad])}" if per_system and len(counts) > 1 else ""
+            where = (f" for system(s) {show_values(counts.systems[bad])}"
+                     if per_system and len(counts) > 1 else "")
             raise DataValidationError(
                 f"the calibration set has no items with human_label {label} ({total} = 0){where}, "
                 f"so the {what} of the judge cannot be estimated and theta is not identified. "
@@ -220,7 +231,7 @@ def _systems_column(df: pd.DataFrame, name: str, by_system: bool) -> pd.Series:
         values = pd.unique(df["system"].dropna())
         if len(values) > 1:
             raise DataValidationError(
-                f"{name}.system holds {len(values)} systems {_show(values)}; this model "
+                f"{name}.system holds {len(values)} systems {show_values(values)}; this model "
                 f"evaluates one system. Filter the table to one system, or use "
                 f"HierarchicalMisclassificationModel for several systems judged by the same judge."
             )
@@ -235,7 +246,7 @@ def _no_missing(df: pd.DataFrame, name: str, col: str, fix: str) -> None:
         items = df.loc[bad, "item"] if "item" in df.columns else bad
         raise DataValidationError(
             f"{name}.{col} is missing (NaN/None) for {len(bad)} row(s), items "
-            f"{_show(items)}; {fix}."
+            f"{show_values(items)}; {fix}."
         )
 
 
@@ -244,9 +255,10 @@ def _check_unique(df: pd.DataFrame, name: str, system: pd.Series) -> None:
     dup = key.duplicated()
     if dup.any():
         raise DataValidationError(
-            f"{name} has {int(dup.sum())} duplicated item id(s) {_show(pd.unique(key['item'][dup]))}"
-            f" (per system); each item is one Bernoulli judgment. Keep one judgment per item "
-            f"(e.g. the majority of repeated samples) or fix the ids."
+            f"{name} has {int(dup.sum())} duplicated item id(s) "
+            f"{show_values(pd.unique(key['item'][dup]))} (per system); each item is one "
+            f"Bernoulli judgment. Keep one judgment per item (e.g. the majority of repeated "
+            f"samples) or fix the ids."
         )
 
 
@@ -273,7 +285,8 @@ def validate_judgments(judgments: pd.DataFrame, by_system: bool = False) -> pd.D
     z_hat = check_integer_values(judgments, "judgments", "judge_label", BINARY)
     system = _systems_column(judgments, "judgments", by_system)
     _check_unique(judgments, "judgments", system)
-    grouped = pd.DataFrame({"system": system.to_numpy(), "z": z_hat}).groupby("system", sort=False)["z"]
+    frame = pd.DataFrame({"system": system.to_numpy(), "z": z_hat})
+    grouped = frame.groupby("system", sort=False)["z"]
     return pd.DataFrame({"judged_pos": grouped.sum(), "n": grouped.size()}).astype(np.int64)
 
 
@@ -328,7 +341,7 @@ def validate_misclassification(
     extra = cal.index.difference(test.index, sort=False)
     if len(extra):
         raise DataValidationError(
-            f"calibration has system(s) {_show(extra)} with no rows in judgments; each "
+            f"calibration has system(s) {show_values(extra)} with no rows in judgments; each "
             f"system needs test judgments. Drop them or add their judgments (system names "
             f"must match exactly)."
         )
@@ -350,7 +363,7 @@ def _check_disjoint(judgments: pd.DataFrame, calibration: pd.DataFrame, by_syste
         shown = [k[-1] for k in both[:5]]
         raise DataValidationError(
             f"{len(both)} calibration item(s) also appear in judgments, e.g. items "
-            f"{_show(shown)}; their judge labels would be counted twice. Test and "
+            f"{show_values(shown)}; their judge labels would be counted twice. Test and "
             f"calibration sets must be disjoint (the paper's random split): remove the "
             f"calibration items from the judgments table."
         )

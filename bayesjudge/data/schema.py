@@ -5,11 +5,16 @@ the column, the offending values and the fix. Nothing downstream re-checks, so
 every function returns clean, typed data (and collapses votes to the count
 sufficient statistics the likelihoods use).
 
-Tables (column names are the API, see DESIGN.md):
+Tables (column names are the API, see CONTRIBUTING.md):
 
 * votes  -- ``item``, ``vote`` in {-1, 0, +1}, optional ``confidence`` in [0, 1];
-  or counts ``item``, ``n_pos``, ``n_tie``, ``n_neg``.
+  or counts ``item``, ``n_pos``, ``n_tie``, ``n_neg`` (one form, not both).
 * labels -- ``item``, ``label`` in {-1, 0, +1} (or {0, 1} for binary models).
+
+Id columns (:data:`ID_COLUMNS`: ``item``, ``system``, ...) are labels, not
+numbers: they are compared exactly as given, so whoever reads a file should read
+them as strings (``bayesjudge`` on the command line does), or ``000`` becomes
+``0`` and the distinct ids ``1.1`` and ``1.10`` merge.
 """
 
 from __future__ import annotations
@@ -22,6 +27,14 @@ import pandas as pd
 
 COUNT_COLUMNS = ("n_pos", "n_tie", "n_neg")
 TERNARY = (-1, 0, 1)
+BINARY = (0, 1)
+ID_COLUMNS = ("item", "system", "judge", "annotator", "context", "left", "right")
+"""Columns that hold identifiers: read them from files as strings, exactly as written."""
+
+_MEANING = {
+    TERNARY: "ternary: +1 = first/A better, -1 = second/B better, 0 = tie",
+    BINARY: "binary: 1 = 'correct' / a win, 0 = not",
+}
 
 
 class DataValidationError(ValueError):
@@ -78,7 +91,8 @@ class Labels:
         return Labels(self.items[positions], self.values[positions])
 
 
-def _show(values: Iterable, k: int = 5) -> str:
+def show_values(values: Iterable, k: int = 5) -> str:
+    """The first ``k`` values for an error message, e.g. ``[1, 2, 3] ... (8 in all)``."""
     values = [v.item() if isinstance(v, np.generic) else v for v in values]
     head = ", ".join(repr(v) for v in values[:k])
     more = f" ... ({len(values)} in all)" if len(values) > k else ""
@@ -110,16 +124,24 @@ def check_no_missing(df: pd.DataFrame, name: str, columns: Iterable[str]) -> Non
         if len(bad):
             raise DataValidationError(
                 f"{name}.{col} has {len(bad)} missing value(s) (NaN/None) at rows "
-                f"{_show(bad)}; drop or fill those rows before fitting (nothing is "
+                f"{show_values(bad)}; drop or fill those rows before fitting (nothing is "
                 f"dropped silently)."
             )
 
 
 def check_integer_values(
-    df: pd.DataFrame, name: str, col: str, allowed: Iterable[int]
+    df: pd.DataFrame, name: str, col: str, allowed: Iterable[int], meaning: str | None = None
 ) -> np.ndarray:
-    """Return ``df[col]`` as int64, raising if a value is outside ``allowed``."""
+    """Return ``df[col]`` as int64, raising if a value is outside ``allowed``.
+
+    ``meaning`` explains the codes in the error message; by default the ternary
+    codes {-1, 0, +1} and the binary codes {0, 1} explain themselves, other sets
+    get no explanation.
+    """
     allowed = tuple(allowed)
+    if meaning is None:
+        meaning = _MEANING.get(tuple(sorted(allowed)))
+    explain = f" ({meaning})" if meaning else ""
     raw = df[col]
     numeric = pd.to_numeric(raw, errors="coerce")
     as_float = numeric.to_numpy(dtype=float, na_value=np.nan)
@@ -127,10 +149,9 @@ def check_integer_values(
     if not ok.all():
         bad = pd.unique(raw[~ok])
         raise DataValidationError(
-            f"{name}.{col} must take values in {set(allowed)}; found {_show(bad)} "
-            f"(e.g. at rows {_show(df.index[~ok])}). Map your labels to "
-            f"{set(allowed)} (ternary: +1 = first/A better, -1 = second/B better, "
-            f"0 = tie)."
+            f"{name}.{col} must take values in {set(allowed)}; found {show_values(bad)} "
+            f"(e.g. at rows {show_values(df.index[~ok])}). Map your labels to "
+            f"{set(allowed)}{explain}."
         )
     return as_float.astype(np.int64)
 
@@ -148,8 +169,17 @@ def validate_votes(votes: pd.DataFrame | VoteCounts) -> VoteCounts:
     """
     if isinstance(votes, VoteCounts):
         return votes
-    if isinstance(votes, pd.DataFrame) and set(COUNT_COLUMNS) & set(votes.columns):
-        return _validate_counts(votes)  # counts form (a partial set of columns is named there)
+    if isinstance(votes, pd.DataFrame):
+        count_cols = [c for c in COUNT_COLUMNS if c in votes.columns]
+        if count_cols and "vote" in votes.columns:
+            raise DataValidationError(
+                f"votes has both a vote column (one row per sampled vote) and count "
+                f"column(s) {count_cols} (one row per item), so it is unclear which to use. "
+                f"Fix: drop the vote column to use the counts, or drop {count_cols} to count "
+                f"the vote rows."
+            )
+        if count_cols:  # counts form (a partial set of columns is named there)
+            return _validate_counts(votes)
     require_frame(votes, "votes", ["item", "vote"])
     check_no_missing(votes, "votes", ["item", "vote"])
     v = check_integer_values(votes, "votes", "vote", TERNARY)
@@ -160,7 +190,7 @@ def validate_votes(votes: pd.DataFrame | VoteCounts) -> VoteCounts:
         if bad.any():
             raise DataValidationError(
                 f"votes.confidence must lie in [0, 1]; found "
-                f"{_show(votes['confidence'][bad])}. Rescale it (e.g. a sequence "
+                f"{show_values(votes['confidence'][bad])}. Rescale it (e.g. a sequence "
                 f"probability, not a log-probability)."
             )
     codes, items = pd.factorize(votes["item"], sort=False)
@@ -175,7 +205,7 @@ def _validate_counts(votes: pd.DataFrame) -> pd.DataFrame:
     dup = votes["item"][votes["item"].duplicated()]
     if len(dup):
         raise DataValidationError(
-            f"votes.item has duplicated ids in counts form: {_show(pd.unique(dup))}. "
+            f"votes.item has duplicated ids in counts form: {show_values(pd.unique(dup))}. "
             f"Each item needs exactly one row of n_pos/n_tie/n_neg; sum the rows "
             f"per item (df.groupby('item', sort=False).sum()) or fix the ids."
         )
@@ -185,18 +215,18 @@ def _validate_counts(votes: pd.DataFrame) -> pd.DataFrame:
         bad = ~np.isfinite(x) | (x != np.round(x))
         if bad.any():
             raise DataValidationError(
-                f"votes.{col} must hold whole numbers; found {_show(votes[col][bad])}."
+                f"votes.{col} must hold whole numbers; found {show_values(votes[col][bad])}."
             )
         if (x < 0).any():
             raise DataValidationError(
-                f"votes.{col} has negative counts {_show(votes[col][x < 0])} for items "
-                f"{_show(votes['item'][x < 0])}; counts must be >= 0."
+                f"votes.{col} has negative counts {show_values(votes[col][x < 0])} for items "
+                f"{show_values(votes['item'][x < 0])}; counts must be >= 0."
             )
         counts[:, j] = x.astype(np.int64)
     empty = counts.sum(axis=1) == 0
     if empty.any():
         raise DataValidationError(
-            f"items {_show(votes['item'][empty])} have zero votes (n_pos = n_tie = "
+            f"items {show_values(votes['item'][empty])} have zero votes (n_pos = n_tie = "
             f"n_neg = 0); an item needs at least one vote to be aggregated. Remove "
             f"them or collect votes."
         )
@@ -215,7 +245,7 @@ def validate_labels(
     dup = labels["item"][labels["item"].duplicated()]
     if len(dup):
         raise DataValidationError(
-            f"{name}.item has duplicated ids {_show(pd.unique(dup))}; give one gold "
+            f"{name}.item has duplicated ids {show_values(pd.unique(dup))}; give one gold "
             f"label per item (e.g. the majority of your raters)."
         )
     return Labels(pd.Index(labels["item"].to_numpy(), name="item"), y)
@@ -234,7 +264,7 @@ def align_calibration(votes: VoteCounts, labels: Labels) -> np.ndarray:
     if (pos < 0).any():
         missing = labels.items[pos < 0]
         raise DataValidationError(
-            f"{len(missing)} labelled item(s) have no votes: {_show(missing)}. Every "
+            f"{len(missing)} labelled item(s) have no votes: {show_values(missing)}. Every "
             f"item in labels must appear in votes (check the item ids match, e.g. "
             f"int vs str)."
         )

@@ -1,37 +1,50 @@
 """Misclassification-adjusted win rates on real data: the Section 8.2 protocol on PandaLM.
 
-``misclassification_adjusted_reporting.txt`` validates the bias-adjusted
-estimator on Chatbot Arena (Section 8.2, Figure 7, Table 2): the human verdicts
-are the truth, an LLM judge labels every response pair, a random 10% of the
-items is the calibration set (human labels used), the other 90% the test set
-(judge labels only), and over 100 random splits it reports each model's bias
-of the naive and the adjusted win rate and the coverage and length of the 95%
-interval. This module runs the same protocol on the PandaLM test set shipped
-with the package, with GPT-3.5 and PandaLM-7B as judges, and adds the Bayesian
-answers: the single-system :class:`~bayesjudge.models.misclassification.MisclassificationModel`
-per system and the :class:`~bayesjudge.models.misclassification_hierarchical.HierarchicalMisclassificationModel`
+Lee, Zeng, Jeong, Sohn & Lee (2025), "How to Correctly Report LLM-as-a-Judge
+Evaluations", arXiv:2511.21140, validate the bias-adjusted estimator on Chatbot
+Arena (Section 8.2, Figure 7, Table 2): the human verdicts are the truth, an LLM
+judge labels every response pair, a random 10% of the items is the calibration
+set (human labels used), the other 90% the test set (judge labels only), and
+over 100 random splits it reports each model's bias of the naive and the
+adjusted win rate and the coverage and length of the 95% interval. This module
+runs the same protocol on the PandaLM test set shipped with the package, with
+GPT-3.5 and PandaLM-7B as judges, and adds the Bayesian answers: the
+single-system :class:`~bayesjudge.models.misclassification.MisclassificationModel`
+per system and the
+:class:`~bayesjudge.models.misclassification_hierarchical.HierarchicalMisclassificationModel`
 pooling the judge's error rates across systems. The closed-form methods are
-vectorised over splits (one array element per split and system); the
-Bayesian ones are described in :func:`pandalm_misclassification_study`.
+vectorised over splits (one array element per split and system); the Bayesian
+ones are described in :func:`pandalm_misclassification_study`. The data side
+(truth, splits, counts) lives in :mod:`bayesjudge.experiments.pandalm_splits`
+and is re-exported here.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy.stats import norm
 
 from bayesjudge.data import DataValidationError, validate_judgment_counts
-from bayesjudge.datasets import PANDALM_JUDGES, load_pandalm, pandalm_judgments
-from bayesjudge.estimators import _lang_reiczigel_core, _rogan_gladen_core
-from bayesjudge.experiments.misclassification import BetaPriors, bayes_posterior_theta
+from bayesjudge.datasets import PANDALM_JUDGES, load_pandalm
+from bayesjudge.estimators import check_alpha, lang_reiczigel_rates, wald_interval
+from bayesjudge.experiments.pandalm_splits import (  # noqa: F401  (re-exported)
+    COUNTS,
+    Judge,
+    pandalm_calibration_masks,
+    pandalm_split_counts,
+    pandalm_win_rate_truth,
+    study_judgments,
+)
+from bayesjudge.experiments.splits import Seed
+from bayesjudge.models.misclassification_posterior import bayes_posterior_theta, beta_parameters
+from bayesjudge.priors import Prior
 
 __all__ = [
     "METHODS",
@@ -42,142 +55,8 @@ __all__ = [
     "pandalm_win_rate_truth",
 ]
 
-Judge = Literal["gpt35", "pandalm7b"]
-Seed = int | np.random.Generator | None
-
 #: Methods of the study, in the order they are reported.
 METHODS = ("naive_wald", "lang_reiczigel", "lang_reiczigel_pooled", "bayes", "hierarchical")
-_COUNTS = ("judged_pos", "n", "tp", "m1", "tn", "m0")
-
-
-# --------------------------------------------------------------------------- data
-
-
-def _judgments(judge: str, data: pd.DataFrame) -> pd.DataFrame:
-    # The unparsable GPT-3.5 verdicts are documented in pandalm_win_rate_truth; the
-    # warning pandalm_judgments raises about them would repeat on every call.
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="pandalm_judgments: skipped")
-        return pandalm_judgments(judge=judge, data=data)
-
-
-def pandalm_win_rate_truth(
-    judges: Sequence[Judge] = PANDALM_JUDGES, data: pd.DataFrame | None = None
-) -> pd.DataFrame:
-    r"""Human-majority win rate of every PandaLM system, and its judges' error rates.
-
-    Binarisation (:func:`~bayesjudge.datasets.pandalm_judgments`): for a focal system
-    and an item comparing it with an opponent, a label is 1 when the focal response is
-    *strictly* better, and 0 when it loses **or ties**. The truth theta of a system is
-    its strict human-majority win rate over *all* its items the judge labelled -- test
-    and calibration items alike, so in the study the calibration items are part of the
-    truth. GPT-3.5 wrote an unparsable verdict on 25 items (50 system rows); those rows
-    are dropped for that judge, so its truth differs slightly from PandaLM-7B's
-    (``truth_all_items`` keeps them).
-
-    Parameters
-    ----------
-    judges : sequence of {"gpt35", "pandalm7b"}
-        The LLM judges.
-    data : pandas.DataFrame, optional
-        Output of :func:`~bayesjudge.datasets.load_pandalm`; loaded if omitted.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (``judge``, ``system``): ``n_items`` (rows the judge labelled),
-        ``truth`` (human win rate on them), ``truth_all_items`` (on every item of the
-        system), ``judge_rate`` (the judge's win rate on the same rows: the naive
-        estimate on all items), the judge's empirical specificity ``q0`` and
-        sensitivity ``q1`` on all rows, and ``expected_naive_bias`` =
-        :math:`(1-q_0) - (2-q_0-q_1)\theta`, the bias of the naive estimate
-        (Section 5.1), which equals ``judge_rate - truth``.
-    """
-    data = load_pandalm() if data is None else data
-    everything = pandalm_judgments(judge="pandalm7b", data=data)  # never skips an item
-    all_items = everything.groupby("system")["human_label"].mean()
-    rows = []
-    for judge in judges:
-        table = _judgments(judge, data)
-        for system, g in table.groupby("system", sort=True):
-            z, zh = g["human_label"].to_numpy(), g["judge_label"].to_numpy()
-            theta = z.mean()
-            q0 = ((z == 0) & (zh == 0)).sum() / (z == 0).sum()
-            q1 = ((z == 1) & (zh == 1)).sum() / (z == 1).sum()
-            rows.append({
-                "judge": judge, "system": system, "n_items": len(g), "truth": theta,
-                "truth_all_items": all_items[system], "judge_rate": zh.mean(), "q0": q0, "q1": q1,
-                "expected_naive_bias": (1 - q0) - (2 - q0 - q1) * theta,
-            })
-    return pd.DataFrame(rows)
-
-
-def pandalm_calibration_masks(
-    n_items: int, n_splits: int, calibration_fraction: float = 0.1, random_seed: Seed = None
-) -> NDArray[np.bool_]:
-    """Random calibration sets: ``mask[r, i]`` is True when item ``i`` calibrates split ``r``.
-
-    Every split labels exactly ``round(calibration_fraction * n_items)`` items, drawn
-    without replacement, independently across splits.
-    """
-    if not 0 < calibration_fraction < 1:
-        raise DataValidationError(
-            f"calibration_fraction must lie in (0, 1), got {calibration_fraction!r}. Fix: e.g. 0.1."
-        )
-    if int(n_splits) != n_splits or n_splits < 1:
-        raise DataValidationError(f"n_splits must be a positive integer, got {n_splits!r}. Fix: e.g. 100.")
-    n_cal = int(np.floor(calibration_fraction * n_items + 0.5))
-    if not 1 <= n_cal < n_items:
-        raise DataValidationError(
-            f"calibration_fraction={calibration_fraction} of {n_items} items leaves {n_cal} "
-            f"calibration and {n_items - n_cal} test items; both need at least one."
-        )
-    rng = np.random.default_rng(random_seed)
-    order = np.argsort(rng.random((int(n_splits), n_items)), axis=1)
-    mask = np.zeros((int(n_splits), n_items), dtype=bool)
-    np.put_along_axis(mask, order[:, :n_cal], True, axis=1)
-    return mask
-
-
-def pandalm_split_counts(
-    judgments: pd.DataFrame, items: NDArray, masks: NDArray[np.bool_]
-) -> tuple[list[str], dict[str, NDArray[np.int64]]]:
-    """The six misclassification counts of every (split, system), shape (n_splits, n_systems).
-
-    Parameters
-    ----------
-    judgments : pandas.DataFrame
-        ``system``, ``item``, ``judge_label``, ``human_label`` (as from
-        :func:`~bayesjudge.datasets.pandalm_judgments`).
-    items : array
-        Item ids indexing the columns of ``masks``.
-    masks : ndarray of bool, shape (n_splits, len(items))
-        Calibration membership per split (:func:`pandalm_calibration_masks`).
-
-    Returns
-    -------
-    systems, counts
-        Sorted system names and a dict ``judged_pos``, ``n`` (test rows), ``tp``,
-        ``m1``, ``tn``, ``m0`` (calibration rows) of int64 arrays.
-    """
-    position = pd.Index(items)
-    systems = sorted(judgments["system"].unique())
-    out = {k: np.empty((masks.shape[0], len(systems)), dtype=np.int64) for k in _COUNTS}
-    for k, system in enumerate(systems):
-        g = judgments[judgments["system"] == system]
-        cols = position.get_indexer(g["item"])
-        if (cols < 0).any():
-            raise DataValidationError(f"judgments of {system} hold items missing from items.")
-        cal = masks[:, cols].astype(np.int64)  # (splits, rows of this system)
-        z, zh = g["human_label"].to_numpy(np.int64), g["judge_label"].to_numpy(np.int64)
-        test = 1 - cal
-        out["n"][:, k] = test.sum(axis=1)
-        out["judged_pos"][:, k] = test @ zh
-        out["m1"][:, k] = cal @ z
-        out["m0"][:, k] = cal @ (1 - z)
-        out["tp"][:, k] = cal @ (z * zh)
-        out["tn"][:, k] = cal @ ((1 - z) * (1 - zh))
-    return systems, out
 
 
 # --------------------------------------------------------------------------- result
@@ -276,7 +155,7 @@ def pandalm_misclassification_study(
     alpha: float = 0.05,
     bayes: bool = True,
     n_draws: int = 4000,
-    prior: BetaPriors | None = None,
+    priors: Mapping[str, Prior] | None = None,
     hierarchical_splits: int | None = None,
     hierarchical_method: Literal["nuts", "map"] = "nuts",
     pooling: Literal["partial", "complete", "none"] = "partial",
@@ -289,7 +168,7 @@ def pandalm_misclassification_study(
 ) -> PandaLMMisclassificationStudy:
     r"""Naive, bias-adjusted and Bayesian win rates of the PandaLM systems over random splits.
 
-    Protocol (Section 8.2 of ``misclassification_adjusted_reporting.txt``, on PandaLM):
+    Protocol (Section 8.2 of Lee et al. (2025), on PandaLM):
 
     * **Truth.** Each system's strict human-majority win rate over all its items
       (ties are not wins; calibration items included), see :func:`pandalm_win_rate_truth`.
@@ -310,11 +189,12 @@ def pandalm_misclassification_study(
       - ``bayes``: posterior mean and equal-tailed credible interval of
         :class:`~bayesjudge.models.misclassification.MisclassificationModel` (uniform
         priors) per system, computed by the exact vectorised importance sampler
-        :func:`~bayesjudge.experiments.misclassification.bayes_posterior_theta`
+        :func:`~bayesjudge.models.misclassification_posterior.bayes_posterior_theta`
         (``n_draws`` draws) -- the same posterior NUTS samples, at a small fraction of
         the cost of 100 x 5 NUTS runs;
       - ``hierarchical``: posterior mean and equal-tailed interval of every system's
-        accuracy from one :class:`~bayesjudge.models.misclassification_hierarchical.HierarchicalMisclassificationModel`
+        accuracy from one
+        :class:`~bayesjudge.models.misclassification_hierarchical.HierarchicalMisclassificationModel`
         (``pooling``) per split, by NUTS (``draws``, ``tune``, ``chains``; the
         compiled model is reused, only the counts change) or, with
         ``hierarchical_method="map"``, MAP + Laplace (fast but over-shrinks under partial
@@ -332,13 +212,15 @@ def pandalm_misclassification_study(
     calibration_fraction : float, default 0.1
         Share of the items whose human labels are used.
     alpha : float, default 0.05
-        One minus the confidence / credible level.
+        One minus the confidence / credible level, in (0, 0.5).
     bayes : bool, default True
         Compute the per-system posterior.
     n_draws : int, default 4000
         Importance draws per (split, system) for ``bayes``.
-    prior : BetaPriors, optional
-        Priors of ``bayes`` (uniform by default, as ``MisclassificationModel``).
+    priors : mapping of str to Prior, optional
+        Beta priors of ``bayes`` by parameter name (``"accuracy"``, ``"specificity"``,
+        ``"sensitivity"``; uniform by default, as ``MisclassificationModel``), see
+        :func:`~bayesjudge.models.misclassification_posterior.bayes_posterior_theta`.
     hierarchical_splits : int, optional
         Number of splits (the first ones) to fit the hierarchical model on; default all.
     hierarchical_method : {"nuts", "map"}
@@ -377,13 +259,16 @@ def pandalm_misclassification_study(
     unknown = [j for j in judges if j not in PANDALM_JUDGES]
     if unknown:
         raise DataValidationError(f"judges {unknown} unknown; choose among {list(PANDALM_JUDGES)}.")
-    if not 0 < alpha < 1:
-        raise DataValidationError(f"alpha must lie in (0, 1), got {alpha}. Fix: e.g. alpha=0.05.")
+    check_alpha(alpha)
+    if bayes:
+        beta_parameters(priors)  # fail before the splits, not after them
     if hierarchical_method not in ("nuts", "map"):
-        raise DataValidationError(f"hierarchical_method must be 'nuts' or 'map', got {hierarchical_method!r}.")
+        raise DataValidationError(
+            f"hierarchical_method must be 'nuts' or 'map', got {hierarchical_method!r}."
+        )
     settings = {
         "judges": list(judges), "n_splits": n_splits, "calibration_fraction": calibration_fraction,
-        "alpha": alpha, "bayes": bayes, "n_draws": n_draws, "prior": prior,
+        "alpha": alpha, "bayes": bayes, "n_draws": n_draws, "priors": priors,
         "hierarchical_splits": hierarchical_splits, "hierarchical_method": hierarchical_method,
         "pooling": pooling, "draws": draws, "tune": tune, "chains": chains, "sampler": sampler,
         "random_seed": random_seed,
@@ -398,38 +283,41 @@ def pandalm_misclassification_study(
     masks = pandalm_calibration_masks(len(items), n_splits, calibration_fraction, rng)
     n_hier = n_splits if hierarchical_splits is None else min(int(hierarchical_splits), n_splits)
     hier_seeds = rng.integers(0, 2**31 - 1, size=(len(judges), n_hier))
-    z = float(norm.ppf(1 - alpha / 2))
     count_frames, rep_frames, diag_rows = [], [], []
     timings["setup"] = time.perf_counter() - t0
 
     for j, judge in enumerate(judges):
         t0 = time.perf_counter()
-        systems, c = pandalm_split_counts(_judgments(judge, data), items, masks)
+        systems, c = pandalm_split_counts(study_judgments(judge, data), items, masks)
         theta = truth.set_index(["judge", "system"]).loc[judge, "truth"].reindex(systems).to_numpy()
         f = {k: v.astype(np.float64) for k, v in c.items()}
         split_ids = np.arange(n_splits)
-        count_frames.append(_tidy(judge, systems, split_ids, {k: c[k] for k in _COUNTS}))
+        count_frames.append(_tidy(judge, systems, split_ids, {k: c[k] for k in COUNTS}))
 
         def add(method, est, lower, upper, splits=split_ids):
-            rep_frames.append(_tidy(judge, systems, splits, {
-                "estimate": est, "lower": lower, "upper": upper, "truth": np.broadcast_to(theta, est.shape),
-            }, method=method))
+            columns = {"estimate": est, "lower": lower, "upper": upper,
+                       "truth": np.broadcast_to(theta, est.shape)}
+            rep_frames.append(_tidy(judge, systems, splits, columns, method=method))
 
         # naive: p_hat on the test rows with its Wald interval
-        p = f["judged_pos"] / f["n"]
-        half = z * np.sqrt(p * (1 - p) / f["n"])
-        add("naive_wald", p, np.clip(p - half, 0, 1), np.clip(p + half, 0, 1))
+        wald = wald_interval(f["judged_pos"], f["n"], alpha=alpha)
+        add("naive_wald", wald.estimate, wald.lower, wald.upper)
+        p = wald.estimate
         # per-system and pooled Lang-Reiczigel
-        pooled = {k: np.broadcast_to(f[k].sum(axis=1, keepdims=True), p.shape) for k in ("tp", "m1", "tn", "m0")}
+        pooled = {
+            k: np.broadcast_to(f[k].sum(axis=1, keepdims=True), p.shape)
+            for k in ("tp", "m1", "tn", "m0")
+        }
         for method, cal in (("lang_reiczigel", f), ("lang_reiczigel_pooled", pooled)):
-            add(method, *_adjusted(f["judged_pos"], f["n"], cal["tp"], cal["m1"], cal["tn"], cal["m0"], z))
+            add(method, *_adjusted(f["judged_pos"], f["n"], cal["tp"], cal["m1"], cal["tn"],
+                                   cal["m0"], alpha))
         timings[f"{judge}: closed form"] = time.perf_counter() - t0
 
         if bayes:
             t0 = time.perf_counter()
             post = bayes_posterior_theta(
                 f["judged_pos"], f["n"], f["tp"], f["m1"], f["tn"], f["m0"],
-                prior=prior, n_draws=n_draws, ci_prob=1 - alpha, rng=rng,
+                priors=priors, n_draws=n_draws, ci_prob=1 - alpha, rng=rng,
             )
             add("bayes", np.asarray(post.mean), np.asarray(post.lower), np.asarray(post.upper))
             timings[f"{judge}: bayes (importance sampler)"] = time.perf_counter() - t0
@@ -439,26 +327,31 @@ def pandalm_misclassification_study(
             est = np.full((n_hier, len(systems)), np.nan)
             lower, upper = est.copy(), est.copy()
             for r in range(n_hier):
-                counts = validate_judgment_counts(*(c[k][r] for k in _COUNTS), systems=systems)
-                model = HierarchicalMisclassificationModel(pooling=pooling, random_seed=int(hier_seeds[j, r]))
+                counts = validate_judgment_counts(*(c[k][r] for k in COUNTS), systems=systems)
+                model = HierarchicalMisclassificationModel(
+                    pooling=pooling, random_seed=int(hier_seeds[j, r])
+                )
                 start = time.perf_counter()
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     model.fit(counts, method=hierarchical_method, draws=draws, tune=tune,
                               chains=chains, sampler=sampler)
-                    acc = model.predict(ci_prob=1 - alpha).query("quantity == 'accuracy'").set_index("system")
+                    table = model.predict(ci_prob=1 - alpha)
+                    acc = table.query("quantity == 'accuracy'").set_index("system")
                 acc = acc.reindex(systems)
+                converged_badly = [issubclass(w.category, ConvergenceWarning) for w in caught]
                 est[r], lower[r], upper[r] = acc["mean"], acc["lower"], acc["upper"]
                 diag_rows.append({
                     "judge": judge, "split": r, "seconds": time.perf_counter() - start,
                     **(model.diagnostics_ or {}),
-                    "convergence_warning": any(issubclass(w.category, ConvergenceWarning) for w in caught),
+                    "convergence_warning": any(converged_badly),
                     "other_warnings": "; ".join(
-                        str(w.message)[:80] for w in caught if not issubclass(w.category, ConvergenceWarning)
+                        str(w.message)[:80] for w, bad in zip(caught, converged_badly) if not bad
                     ),
                 })
             add("hierarchical", est, lower, upper, splits=split_ids[:n_hier])
-            timings[f"{judge}: hierarchical ({hierarchical_method}, {n_hier} splits)"] = time.perf_counter() - t0
+            label = f"{judge}: hierarchical ({hierarchical_method}, {n_hier} splits)"
+            timings[label] = time.perf_counter() - t0
 
     diagnostics = pd.DataFrame(diag_rows)
     if len(diagnostics) and diagnostics["convergence_warning"].any():
@@ -479,18 +372,20 @@ def pandalm_misclassification_study(
     )
 
 
-def _adjusted(x, n, tp, m1, tn, m0, z):
+def _adjusted(x, n, tp, m1, tn, m0, alpha):
     """Clipped Rogan-Gladen estimate and Lang-Reiczigel limits; NaN where undefined."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q0, q1 = tn / m0, tp / m1
-        ok = (m0 > 0) & (m1 > 0) & (q0 + q1 > 1)
-        est = np.where(ok, np.clip(_rogan_gladen_core(x / n, q0, q1), 0, 1), np.nan)
-        _, lo, hi, q0_t, q1_t = _lang_reiczigel_core(x, n, tp, m1, tn, m0, z)
-    ok_t = (m0 > 0) & (m1 > 0) & (q0_t + q1_t > 1)
-    return est, np.where(ok_t, lo, np.nan), np.where(ok_t, hi, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):  # empty classes: NaN rates
+        ci = lang_reiczigel_rates(x / n, tn / m0, tp / m1, n, m0, m1, alpha=alpha)
+    return ci.estimate, ci.lower, ci.upper
 
 
-def _tidy(judge: str, systems: list[str], splits: NDArray, columns: dict[str, NDArray], method: str | None = None):
+def _tidy(
+    judge: str,
+    systems: list[str],
+    splits: NDArray,
+    columns: dict[str, NDArray],
+    method: str | None = None,
+) -> pd.DataFrame:
     """(splits x systems) arrays -> long frame with judge, split, system[, method]."""
     s, k = np.meshgrid(splits, np.arange(len(systems)), indexing="ij")
     frame = {"judge": judge, "split": s.ravel(), "system": np.asarray(systems)[k.ravel()]}

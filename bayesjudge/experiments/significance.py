@@ -1,11 +1,13 @@
 """Paired permutation test and the top-cluster ranking of aggregation methods.
 
-Implements the significance protocol of Section 5 ("Results") of
-``davidson_itc_aggregation.txt``: methods are scored on the evaluation sets of
-many random calibration/evaluation splits, sorted by average score, and the
-methods tied for rank 1 (the "top cluster", bolded in Tables 3-4) are found with
-the greedy procedure of Freitag et al. (2023), using a paired permutation test
-on per-item outcomes with 100 resamples per split and tau = 0.05.
+Implements the significance protocol of Section 5 ("Results") of Dadkhahi,
+Trabelsi, Riley, Juraska, Mirzazadeh et al. (2025), "Distribution-Calibrated
+Inference Time Compute for Thinking LLM-as-a-Judge", arXiv:2512.03019: methods
+are scored on the evaluation sets of many random calibration/evaluation splits,
+sorted by average score, and the methods tied for rank 1 (the "top cluster",
+bolded in Tables 3-4) are found with the greedy procedure of Freitag et al.
+(2023), using a paired permutation test on per-item outcomes with 100 resamples
+per split and tau = 0.05.
 
 Everything is vectorised over resamples and splits; only the handful of method
 pairs is looped over.
@@ -113,7 +115,8 @@ def paired_permutation_test(
     b = _as_outcomes(loss_b, "loss_b")
     if a.shape != b.shape:
         raise DataValidationError(
-            f"`loss_a` and `loss_b` must have one shape (paired items); got {a.shape} and {b.shape}."
+            f"`loss_a` and `loss_b` must have one shape (paired items); got {a.shape} and "
+            f"{b.shape}."
         )
     squeeze = a.ndim == 1
     diff = np.atleast_2d(a - b)

@@ -1,6 +1,8 @@
 """Distribution-calibrated aggregation of sampled judge votes (Davidson model).
 
-Implements section 4 and Algorithm 1 of ``davidson_itc_aggregation.txt``: n
+Implements section 4 and Algorithm 1 of Dadkhahi, Trabelsi, Riley, Juraska,
+Mirzazadeh et al. (2025), "Distribution-Calibrated Inference Time Compute for
+Thinking LLM-as-a-Judge", arXiv:2512.03019: n
 sampled votes per item are reduced to counts (c+, c0, c-), two smoothed
 features (margin s, eq. 2; tie evidence t, eq. 3) feed a Bradley-Terry-Davidson
 ternary likelihood (eq. 4) calibrated on a small labelled set, and each item is
@@ -16,16 +18,23 @@ import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 
-from bayesjudge.base import CI_PROB, BayesianModel, FitData
-from bayesjudge.data import DataValidationError, align_calibration, validate_labels, validate_votes
-from bayesjudge.priors import Prior, resolve_priors
+from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData, check_ci_prob
+from bayesjudge.data import (
+    DataValidationError,
+    align_calibration,
+    validate_labels,
+    validate_votes,
+)
+from bayesjudge.priors import Prior
 
 OUTCOMES = ("-1", "0", "+1")  # column order of every (..., 3) array below
 # Distance |a - y| between action a (rows) and truth y (columns), both ordered -1, 0, +1.
 MAE_LOSS = np.abs(np.subtract.outer([-1, 0, 1], [-1, 0, 1])).astype(float)
 
 
-def vote_features(counts: np.ndarray, alpha: float = 1.0, kappa: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def vote_features(
+    counts: np.ndarray, alpha: float = 1.0, kappa: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Margin and tie-evidence features of vote counts (eqs. 2-3).
 
     Parameters
@@ -107,9 +116,15 @@ class DavidsonAggregator(BayesianModel):
     alpha, kappa : float
         Smoothing of the margin and tie features (paper: 1).
     priors : None, "flat" or dict
-        Default (weakly informative, on the logit scale of eq. 4):
-        ``margin_scale ~ Normal(0, 5)``, ``tie_logit ~ Normal(0, 3)``,
-        ``tie_scale ~ Normal(0, 5)``. ``"flat"`` gives the MLE under MAP.
+        Overrides of :attr:`default_priors` by name (a :class:`~bayesjudge.Prior`
+        or its dict form); ``"flat"`` gives the MLE under MAP. The defaults are
+        weakly informative on the logit scale of eq. 4 (a margin scale of 5
+        already turns one net vote into odds of e^5)::
+
+            margin_scale  Prior('Normal', mu=0, sigma=5)   beta, scalar
+            tie_logit     Prior('Normal', mu=0, sigma=3)   eta0, scalar (tie="global")
+            tie_scale     Prior('Normal', mu=0, sigma=5)   gamma, scalar (tie="local")
+
     random_seed : int
         Seeds NUTS and the Laplace draws.
 
@@ -131,6 +146,12 @@ class DavidsonAggregator(BayesianModel):
     >>> model.predict(votes)["decision"].tolist()
     [1, -1, 1, 1, 0, 0]
     """
+
+    default_priors = {
+        "margin_scale": Prior("Normal", mu=0, sigma=5),
+        "tie_logit": Prior("Normal", mu=0, sigma=3),
+        "tie_scale": Prior("Normal", mu=0, sigma=5),
+    }
 
     @property
     def _summary_vars(self) -> tuple[str, ...]:
@@ -163,16 +184,13 @@ class DavidsonAggregator(BayesianModel):
         if not (self.alpha > 0 and self.kappa > 0):
             raise ValueError(f"alpha and kappa must be > 0, got {self.alpha}, {self.kappa}")
 
-    def _resolved_priors(self) -> dict[str, Prior]:
-        defaults = {"margin_scale": Prior("Normal", mu=0, sigma=5)}
-        if self.tie == "global":
-            defaults["tie_logit"] = Prior("Normal", mu=0, sigma=3)
-        else:
-            defaults["tie_scale"] = Prior("Normal", mu=0, sigma=5)
-        return resolve_priors(self.priors, defaults)
+    def _prior_names(self) -> tuple[str, ...]:
+        self._check_options()
+        return ("margin_scale", self._tie_param)
 
     def _prepare(self, votes: pd.DataFrame, labels: pd.DataFrame) -> FitData:
         self._check_options()
+        self.resolved_priors()  # fail on bad priors before validation or compilation
         labels = validate_labels(labels)
         counts = align_calibration(validate_votes(votes), labels)
         _check_calibration(labels.values)
@@ -196,7 +214,7 @@ class DavidsonAggregator(BayesianModel):
         )
 
     def _build(self, fd: FitData) -> pm.Model:
-        priors = self._resolved_priors()
+        priors = self.resolved_priors()
         coords = {"pattern": fd.coords["pattern"], "outcome": list(OUTCOMES)}
         with pm.Model(coords=coords) as model:
             s = pm.Data("margin_feature", fd.data["margin_feature"], dims="pattern")
@@ -231,8 +249,16 @@ class DavidsonAggregator(BayesianModel):
         return {"label": np.take_along_axis(lp, x["y_idx"][None, None, :, None], axis=-1)[..., 0]}
 
     # -- public ----------------------------------------------------------------------
-    def predict(self, votes: pd.DataFrame, ci_prob: float = CI_PROB) -> pd.DataFrame:
+    def predict(self, votes: pd.DataFrame, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
         """Probabilities, MAE risks and the Bayes action for every voted item.
+
+        Parameters
+        ----------
+        votes : pandas.DataFrame
+            A votes table (``item``, ``vote``) or counts (``item``, ``n_pos``,
+            ``n_tie``, ``n_neg``).
+        ci_prob : float
+            Mass of the equal-tailed credible intervals (NUTS fits).
 
         Returns
         -------
@@ -242,25 +268,70 @@ class DavidsonAggregator(BayesianModel):
             ``risk_neg``, ``risk_tie``, ``risk_pos`` (eq. 5, posterior-averaged
             under NUTS) and ``decision`` (eq. 6). NUTS fits add
             ``p_*_lower``/``p_*_upper``, the equal-tailed ``ci_prob`` interval.
+
+        Notes
+        -----
+        Items with the same vote counts have the same prediction, so the
+        posterior is evaluated once per distinct count pattern (with n votes
+        there are at most (n+1)(n+2)/2), in chunks of patterns: memory grows
+        with draws x patterns, never with draws x items.
         """
         self._check_fitted()
         self._check_options()
+        check_ci_prob(ci_prob)
         counts = validate_votes(votes)
-        s, t = vote_features(counts.counts, self.alpha, self.kappa)
-        probs = np.exp(self._log_probs(self.param_draws(), s, t))  # (draws, items, 3)
-        mean = probs.mean(axis=0)
+        patterns, inverse = _unique_rows(counts.counts)
+        s, t = vote_features(patterns, self.alpha, self.kappa)
+        draws = self.param_draws()
+        n_draws = len(next(iter(draws.values())))
+        nuts = self.method_ == "nuts"
+        mean = np.empty((len(patterns), 3))
+        lo = np.empty_like(mean) if nuts else None
+        hi = np.empty_like(mean) if nuts else None
+        step = max(1, _PREDICT_CHUNK // (3 * n_draws))
+        for start in range(0, len(patterns), step):
+            part = slice(start, start + step)
+            probs = np.exp(self._log_probs(draws, s[part], t[part]))  # (draws, chunk, 3)
+            mean[part] = probs.mean(axis=0)
+            if nuts:
+                lo[part], hi[part] = np.quantile(
+                    probs, [(1 - ci_prob) / 2, (1 + ci_prob) / 2], axis=0)
+        mean = mean[inverse]
         risks = mae_risks(mean)  # linear in p, so equal to the posterior-averaged risk
         out = pd.DataFrame(
             {"p_neg": mean[:, 0], "p_tie": mean[:, 1], "p_pos": mean[:, 2]}, index=counts.items
         )
-        if self.method_ == "nuts":
-            lo, hi = np.quantile(probs, [(1 - ci_prob) / 2, (1 + ci_prob) / 2], axis=0)
+        if nuts:
+            lo, hi = lo[inverse], hi[inverse]
             for j, name in enumerate(("neg", "tie", "pos")):
                 out[f"p_{name}_lower"] = lo[:, j]
                 out[f"p_{name}_upper"] = hi[:, j]
         out["risk_neg"], out["risk_tie"], out["risk_pos"] = risks.T
         out["decision"] = bayes_action(risks)
         return out.reset_index()
+
+    @classmethod
+    def example_data(cls, random_seed: int = 0) -> ExampleData:
+        """Votes of 60 items (5 samples each) and labels of the first 40.
+
+        Simulated from eqs. 2-4 with ``margin_scale`` 2 and ``tie_logit`` -0.5:
+        each item has a latent preference, its 5 votes are drawn from it, and
+        its label from eq. 4 at the observed counts.
+        """
+        rng = np.random.default_rng(random_seed)
+        n_items, n_votes = 60, 5
+        latent = rng.dirichlet([1.0, 1.0, 1.0], size=n_items)  # p(+1), p(0), p(-1)
+        counts = np.stack([rng.multinomial(n_votes, p) for p in latent])
+        s, t = vote_features(counts)
+        p = np.exp(davidson_log_probs(2.0 * s, -0.5))  # columns -1, 0, +1
+        labels = np.array([rng.choice([-1, 0, 1], p=row) for row in p])
+        labels[:3] = [-1, 0, 1]  # every label value present in the calibration set
+        items = [f"item-{i:03d}" for i in range(n_items)]
+        votes = pd.DataFrame({"item": np.repeat(items, n_votes),
+                              "vote": np.concatenate([np.repeat([1, 0, -1], c) for c in counts])})
+        calibration = pd.DataFrame({"item": items[:40], "label": labels[:40]})
+        return ExampleData(fit_args=(votes, calibration), predict_args=(votes,),
+                           id_column="item", truth={"margin_scale": 2.0, "tie_logit": -0.5})
 
     def decision_map(self, n: int) -> pd.DataFrame:
         """Decision for every split of n votes (Figure 1 of the paper).
@@ -276,13 +347,19 @@ class DavidsonAggregator(BayesianModel):
         a, b = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
         keep = (a + b) <= n
         a, b = a[keep], b[keep]
-        votes = pd.DataFrame({"item": np.arange(a.size), "n_pos": a, "n_tie": n - a - b, "n_neg": b})
+        votes = pd.DataFrame(
+            {"item": np.arange(a.size), "n_pos": a, "n_tie": n - a - b, "n_neg": b}
+        )
         pred = self.predict(votes)
         return pd.DataFrame(
             {"votes_a": a, "votes_b": b, "votes_tie": n - a - b,
              "p_neg": pred["p_neg"], "p_tie": pred["p_tie"], "p_pos": pred["p_pos"],
              "decision": pred["decision"]}
         )
+
+
+#: Elements of one (draws x patterns x 3) block in predict (~32 MB of float64).
+_PREDICT_CHUNK = 2**22
 
 
 def _unique_rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,8 +1,8 @@
 """Misclassification-adjusted accuracy of an LLM judge, as a Bayesian model.
 
-Implements the model behind Sections 3-5 of
-``misclassification_adjusted_reporting.txt`` (Lee et al., "How to Correctly
-Report LLM-as-a-Judge Evaluations"): the judge's 'correct' rate on the test set
+Implements the model behind Sections 3-5 of Lee, Zeng, Jeong, Sohn & Lee (2025),
+"How to Correctly Report LLM-as-a-Judge Evaluations", arXiv:2511.21140: the judge's
+'correct' rate on the test set
 is p = theta q1 + (1 - theta)(1 - q0) (Section 5.1), the sensitivity q1 and
 specificity q0 (eq. 3) are learned from a human-labelled calibration set, and
 the true accuracy theta (eq. 1) gets a posterior that carries the uncertainty of
@@ -15,7 +15,6 @@ between the two human classes by preposterior analysis.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -23,17 +22,16 @@ import pymc as pm
 import pytensor.tensor as pt
 from scipy.stats import binom
 
-from bayesjudge.base import CI_PROB, BayesianModel, FitData
-from bayesjudge.inference import warn_user
+from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData, check_ci_prob
 from bayesjudge.data import (
     DataValidationError,
     MisclassificationCounts,
     check_calibration_classes,
-    validate_calibration,
     validate_judgment_counts,
     validate_misclassification,
 )
-from bayesjudge.priors import Prior, resolve_priors
+from bayesjudge.inference import warn_user
+from bayesjudge.priors import Prior
 
 OBS = ("test", "calibration_0", "calibration_1")
 """The three binomial observations: judged_pos of n test items (prob. p), tn of
@@ -97,7 +95,9 @@ def counts_arrays(counts: MisclassificationCounts) -> tuple[np.ndarray, np.ndarr
     return successes, trials
 
 
-def binomial_loglik(params: Mapping[str, np.ndarray], successes: np.ndarray, trials: np.ndarray) -> np.ndarray:
+def binomial_loglik(
+    params: Mapping[str, np.ndarray], successes: np.ndarray, trials: np.ndarray
+) -> np.ndarray:
     """Log-likelihood of each binomial in :data:`OBS` order (last axis), numpy.
 
     Includes the binomial coefficient, so the values sum to the log-likelihood of
@@ -162,13 +162,46 @@ def posterior_table(
             row = {"quantity": name}
             if systems is not None:
                 row = {"system": systems[k], **row}
-            row.update(mean=x[:, k].mean(), sd=x[:, k].std(ddof=1), median=med[k], lower=lo[k], upper=hi[k])
+            row.update(
+                mean=x[:, k].mean(),
+                sd=x[:, k].std(ddof=1),
+                median=med[k],
+                lower=lo[k],
+                upper=hi[k],
+            )
             if point is not None:
                 row["map"] = float(np.ravel(point[name])[k])
             if include_draws:
                 row["draws"] = x[:, k].copy()
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def simulate_judgments(
+    accuracy: Mapping[str, float], q0: float, q1: float, n: int, m0: int, m1: int,
+    random_seed: int = 0,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Judgment and calibration tables of systems judged by one judge (known truth).
+
+    Each system gets ``n`` test items whose true label is 1 with probability
+    ``accuracy[system]`` and ``m0`` + ``m1`` calibration items with human label
+    0 and 1; the judge reports the true label with probability q1 (label 1) or
+    q0 (label 0). Item ids are strings unique across systems.
+    """
+    rng = np.random.default_rng(random_seed)
+    tests, cals = [], []
+    for k, (system, theta) in enumerate(accuracy.items()):
+        truth = rng.random(n) < theta
+        judged = np.where(truth, rng.random(n) < q1, rng.random(n) >= q0)
+        human = np.r_[np.zeros(m0, bool), np.ones(m1, bool)]
+        cal_judged = np.where(human, rng.random(m0 + m1) < q1, rng.random(m0 + m1) >= q0)
+        tests.append(pd.DataFrame({"system": system, "item": [f"s{k}-t{i}" for i in range(n)],
+                                   "judge_label": judged.astype(int)}))
+        cals.append(pd.DataFrame({"system": system,
+                                  "item": [f"s{k}-c{i}" for i in range(m0 + m1)],
+                                  "judge_label": cal_judged.astype(int),
+                                  "human_label": human.astype(int)}))
+    return pd.concat(tests, ignore_index=True), pd.concat(cals, ignore_index=True)
 
 
 class MisclassificationModel(BayesianModel):
@@ -248,18 +281,19 @@ class MisclassificationModel(BayesianModel):
     0.3
     """
 
+    default_priors = {k: Prior("Beta", alpha=1, beta=1) for k in PROBABILITIES}
+
     def __init__(self, priors: None | str | dict = None, random_seed: int | None = 0):
         self.priors = priors
         self.random_seed = random_seed
 
-    _summary_vars = PROBABILITIES
-
-    def _resolved_priors(self) -> dict[str, Prior]:
-        return resolve_priors(self.priors, {k: Prior("Beta", alpha=1, beta=1) for k in PROBABILITIES})
+    @property
+    def _summary_vars(self) -> tuple[str, ...]:
+        return PROBABILITIES
 
     # -- pieces of the contract ---------------------------------------------------
     def _prepare(self, judgments, calibration=None) -> FitData:
-        self._resolved_priors()  # fail on bad priors before any validation or compile
+        self.resolved_priors()  # fail on bad priors before any validation or compile
         counts = as_counts(judgments, calibration, by_system=False)
         if len(counts) != 1:
             raise DataValidationError(
@@ -278,7 +312,7 @@ class MisclassificationModel(BayesianModel):
         )
 
     def _build(self, fd: FitData) -> pm.Model:
-        priors = self._resolved_priors()
+        priors = self.resolved_priors()
         with pm.Model(coords={"obs": list(OBS)}) as model:
             successes = pm.Data("successes", fd.data["successes"], dims="obs")
             trials = pm.Data("trials", fd.data["trials"], dims="obs")
@@ -292,6 +326,18 @@ class MisclassificationModel(BayesianModel):
     def _pointwise_loglik(self, params, fd):
         return {"counts": binomial_loglik(params, fd.data["successes"], fd.data["trials"])}
 
+    @classmethod
+    def example_data(cls, random_seed: int = 0) -> ExampleData:
+        """300 judged test items and 80 calibration items of one system.
+
+        Simulated with accuracy 0.6, specificity 0.85, sensitivity 0.9.
+        """
+        judgments, calibration = simulate_judgments(
+            {"system": 0.6}, q0=0.85, q1=0.9, n=300, m0=40, m1=40, random_seed=random_seed)
+        return ExampleData(
+            fit_args=(judgments.drop(columns="system"), calibration.drop(columns="system")),
+            truth={"accuracy": 0.6, "specificity": 0.85, "sensitivity": 0.9},
+        )
 
     # -- public ----------------------------------------------------------------------
     def fit_counts(self, judged_pos: int, n: int, tp: int, m1: int, tn: int, m0: int, **fit_kwargs):
@@ -325,7 +371,7 @@ class MisclassificationModel(BayesianModel):
             pd.Index(systems, name="system"), s[:, 0], t[:, 0], s[:, 2], t[:, 2], s[:, 1], t[:, 1]
         )
 
-    def predict(self, ci_prob: float = CI_PROB, include_draws: bool = False) -> pd.DataFrame:
+    def predict(self, *, ci_prob: float = CI_PROB, include_draws: bool = False) -> pd.DataFrame:
         """Posterior of the accuracy theta and of the judged rate p.
 
         Parameters
@@ -344,172 +390,16 @@ class MisclassificationModel(BayesianModel):
             ``map`` (the optimum).
         """
         self._check_fitted()
+        check_ci_prob(ci_prob)
         post = self.idata_["posterior"].to_dataset()
         draws = {k: post[k].values.reshape(-1) for k in ("accuracy", "judged_rate")}
         point = self.map_ if self.method_ == "map" else None
         return posterior_table(draws, ci_prob, point=point, include_draws=include_draws)
 
 
-# --------------------------------------------------------------------------- allocation
-
-
-@dataclass(frozen=True)
-class BayesianAllocation:
-    """Result of :func:`bayesian_allocation`.
-
-    Attributes
-    ----------
-    m0, m1 : int
-        Chosen human-'incorrect' and human-'correct' calibration sizes (pilot
-        included), ``m0 + m1 == m``.
-    expected_width : float
-        Expected posterior ``ci_prob`` interval width of theta at (m0, m1).
-    curve : pandas.DataFrame
-        The whole search: ``m0``, ``m1``, ``expected_width``, ``se`` (Monte Carlo
-        standard error of the expected width).
-    """
-
-    m0: int
-    m1: int
-    expected_width: float
-    curve: pd.DataFrame
-
-
-def _pilot_counts(pilot_calibration) -> tuple[int, int, int, int]:
-    if isinstance(pilot_calibration, pd.DataFrame):
-        c = validate_calibration(pilot_calibration)
-        return tuple(int(c[k].iloc[0]) for k in ("tp", "m1", "tn", "m0"))
-    if isinstance(pilot_calibration, Mapping):
-        missing = {"tp", "m1", "tn", "m0"} - set(pilot_calibration)
-        if missing:
-            raise DataValidationError(
-                f"pilot_calibration is missing count(s) {sorted(missing)}; pass a calibration "
-                f"table or a mapping with keys tp, m1, tn, m0."
-            )
-        return tuple(int(pilot_calibration[k]) for k in ("tp", "m1", "tn", "m0"))
-    raise DataValidationError(
-        f"pilot_calibration must be a calibration DataFrame (item, judge_label, human_label) "
-        f"or a mapping of counts tp, m1, tn, m0, got {type(pilot_calibration).__name__}."
-    )
-
-
-def _posterior_sample(c: MisclassificationCounts, size: int, rng: np.random.Generator):
-    """Draws of (theta, q0, q1) from the uniform-prior posterior by sampling-importance-resampling.
-
-    Proposal: the Beta factors of the posterior in (p, q0, q1) coordinates;
-    weight 1[0 <= theta <= 1] / |q0 + q1 - 1| (the Jacobian of theta -> p).
-    """
-    pool = 50 * size
-    q0 = rng.beta(c.tn[0] + 1, c.m0[0] - c.tn[0] + 1, pool)
-    q1 = rng.beta(c.tp[0] + 1, c.m1[0] - c.tp[0] + 1, pool)
-    p = rng.beta(c.judged_pos[0] + 1, c.n[0] - c.judged_pos[0] + 1, pool)
-    youden = q0 + q1 - 1
-    with np.errstate(divide="ignore", invalid="ignore"):
-        theta = (p + q0 - 1) / youden
-        w = np.where((theta >= 0) & (theta <= 1), 1 / np.abs(youden), 0.0)
-    w[~np.isfinite(w)] = 0.0
-    if w.sum() == 0:
-        raise DataValidationError(
-            "the pilot posterior puts no mass on theta in [0, 1] (check that the test and "
-            "pilot counts belong to the same judge and label coding)."
-        )
-    pick = rng.choice(pool, size=size, p=w / w.sum())
-    return theta[pick], q0[pick], q1[pick]
-
-
-def bayesian_allocation(
-    pilot_calibration: pd.DataFrame | Mapping[str, int],
-    m: int,
-    n_test: int,
-    judged_pos: int,
-    *,
-    ci_prob: float = CI_PROB,
-    n_sims: int = 200,
-    grid_size: int = 41,
-    n_draws: int = 2000,
-    random_seed: int | None = 0,
-) -> BayesianAllocation:
-    r"""Split a calibration budget between the classes by preposterior analysis.
-
-    The Bayesian counterpart of Algorithm 1 (Appendix A). Given a pilot
-    calibration set (``tp`` of ``m1_pilot``, ``tn`` of ``m0_pilot``) and the test
-    count (``judged_pos`` of ``n_test``), for each candidate ``m0`` on a grid
-    (``m1 = m - m0``, never below the pilot sizes):
-
-    1. draw (theta, q0, q1) ~ posterior(pilot, test) under uniform priors
-       (``n_sims`` draws, sampling-importance-resampling);
-    2. simulate the future calibration counts
-       tn' ~ Bin(m0 - m0_pilot, q0), tp' ~ Bin(m1 - m1_pilot, q1);
-    3. compute the posterior ``ci_prob`` interval width of theta given the pilot
-       plus simulated counts and the observed test count, by the exact
-       importance sampler
-       :func:`bayesjudge.experiments.misclassification.bayes_posterior_theta`;
-
-    and return the m0 minimising the average width, E[width | m0]. The test
-    count is already observed and stays fixed. Common random numbers make the
-    curve smooth in m0: every grid point reuses the same parameter draws, and
-    the future items are one nested Bernoulli sequence per class (m0 + 1
-    items extend the m0-item calibration set by one).
-
-    Parameters
-    ----------
-    pilot_calibration : DataFrame or mapping
-        Calibration table (``item``, ``judge_label``, ``human_label``) or counts
-        ``{"tp": .., "m1": .., "tn": .., "m0": ..}``.
-    m : int
-        Total calibration budget, pilot included (as in Algorithm 1).
-    n_test, judged_pos : int
-        Test size and the number of test items the judge called 'correct'.
-    ci_prob : float
-        Credible-interval mass whose width is minimised.
-    n_sims : int
-        Preposterior simulations per grid point.
-    grid_size : int
-        At most this many m0 values, evenly spaced over the feasible range.
-    n_draws : int
-        Importance draws per simulated posterior.
-    random_seed : int
-        Seed of the only random generator used.
-
-    Returns
-    -------
-    BayesianAllocation
-        ``m0``, ``m1``, ``expected_width`` and the full ``curve``.
-    """
-    from bayesjudge.experiments.misclassification import bayes_posterior_theta
-
-    tp, m1p, tn, m0p = _pilot_counts(pilot_calibration)
-    c = validate_judgment_counts(judged_pos, n_test, tp, m1p, tn, m0p)
-    if int(m) != m or m < m0p + m1p:
-        raise DataValidationError(
-            f"m (total budget, pilot included) must be an integer >= the pilot size "
-            f"m0_pilot + m1_pilot = {m0p + m1p}, got m={m!r}."
-        )
-    if n_sims < 2 or grid_size < 2:
-        raise ValueError(f"n_sims and grid_size must be >= 2, got {n_sims}, {grid_size}.")
-    rng = np.random.default_rng(random_seed)
-    free = int(m) - m0p - m1p
-    theta, q0, q1 = _posterior_sample(c, n_sims, rng)
-    # Nested future items per simulation: column a holds the count among the first a items.
-    zero = np.zeros((n_sims, 1), dtype=np.int64)
-    new_tn = np.hstack([zero, np.cumsum(rng.random((n_sims, free)) < q0[:, None], axis=1)])
-    new_tp = np.hstack([zero, np.cumsum(rng.random((n_sims, free)) < q1[:, None], axis=1)])
-    extra0 = np.unique(np.round(np.linspace(0, free, min(grid_size, free + 1))).astype(np.int64))
-    extra1 = free - extra0
-    post = bayes_posterior_theta(
-        judged_pos, n_test,
-        tp + new_tp[:, extra1].T, (m1p + extra1)[:, None],
-        tn + new_tn[:, extra0].T, (m0p + extra0)[:, None],
-        n_draws=n_draws, ci_prob=ci_prob, rng=rng,
-    )
-    width = np.asarray(post.upper) - np.asarray(post.lower)  # (grid, n_sims)
-    curve = pd.DataFrame({
-        "m0": m0p + extra0, "m1": m1p + extra1,
-        "expected_width": np.nanmean(width, axis=1),
-        "se": np.nanstd(width, axis=1, ddof=1) / np.sqrt(np.isfinite(width).sum(axis=1)),
-    })
-    best = int(np.argmin(curve["expected_width"].to_numpy()))
-    return BayesianAllocation(
-        int(curve["m0"].iloc[best]), int(curve["m1"].iloc[best]),
-        float(curve["expected_width"].iloc[best]), curve,
-    )
+# Public path kept: bayesian_allocation lives in its own module (allocation is a
+# design question, not part of the model), importable from here as before.
+from bayesjudge.models.misclassification_allocation import (  # noqa: E402,F401
+    BayesianAllocation,
+    bayesian_allocation,
+)

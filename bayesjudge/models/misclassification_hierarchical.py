@@ -1,7 +1,8 @@
 """Several evaluated systems, one LLM judge: misclassification model with pooled judge rates.
 
 Extends :class:`~bayesjudge.models.misclassification.MisclassificationModel`
-(``misclassification_adjusted_reporting.txt``, Sections 3-5) to K systems
+(Lee, Zeng, Jeong, Sohn & Lee (2025), "How to Correctly Report LLM-as-a-Judge
+Evaluations", arXiv:2511.21140, Sections 3-5) to K systems
 judged by the same judge. Each system k has its own accuracy theta_k; its
 specificity and sensitivity are partially pooled toward the judge's shared
 values on the logit scale, so a small per-system calibration set borrows
@@ -22,22 +23,23 @@ import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 
-from bayesjudge.base import CI_PROB, BayesianModel, FitData
+from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData, check_ci_prob
 from bayesjudge.data import DataValidationError, check_calibration_classes
 from bayesjudge.models.misclassification import (
     GOOD_JUDGE_START,
     OBS,
     PROBABILITIES,
-    set_start,
     as_counts,
     binomial_loglik,
     counts_arrays,
     judged_rate,
     posterior_table,
     probability_parameter,
+    set_start,
+    simulate_judgments,
     warn_if_not_identified,
 )
-from bayesjudge.priors import Prior, resolve_priors
+from bayesjudge.priors import Prior
 
 Pooling = Literal["partial", "complete", "none"]
 RATES = ("specificity", "sensitivity")
@@ -91,9 +93,16 @@ class HierarchicalMisclassificationModel(BayesianModel):
     pooling : {"partial", "complete", "none"}
         How the systems' specificity and sensitivity are tied together.
     priors : None, "flat" or dict
-        Keys ``accuracy`` (default Beta(1, 1)), ``specificity_logit_mean``,
-        ``sensitivity_logit_mean`` (default Logistic(0, 1)),
-        ``specificity_logit_sd``, ``sensitivity_logit_sd`` (default HalfNormal(1)).
+        Overrides of :attr:`default_priors` by name::
+
+            accuracy                Prior('Beta', alpha=1, beta=1, dims=('system',))
+            specificity_logit_mean  Prior('Logistic', mu=0, s=1)
+            sensitivity_logit_mean  Prior('Logistic', mu=0, s=1)
+            specificity_logit_sd    Prior('HalfNormal', sigma=1)   (partial pooling)
+            sensitivity_logit_sd    Prior('HalfNormal', sigma=1)   (partial pooling)
+
+        Under ``pooling="none"`` the logit-mean priors are those of each
+        system's own logit (dims ``system``).
     random_seed : int
         Seeds NUTS and the Laplace draws.
 
@@ -114,6 +123,14 @@ class HierarchicalMisclassificationModel(BayesianModel):
     >>> list(model.differences()["system_a"])
     ['system_0', 'system_0', 'system_1']
     """
+
+    default_priors = {
+        "accuracy": Prior("Beta", alpha=1, beta=1, dims="system"),
+        "specificity_logit_mean": Prior("Logistic", mu=0, s=1),
+        "sensitivity_logit_mean": Prior("Logistic", mu=0, s=1),
+        "specificity_logit_sd": Prior("HalfNormal", sigma=1),
+        "sensitivity_logit_sd": Prior("HalfNormal", sigma=1),
+    }
 
     def __init__(
         self,
@@ -138,20 +155,25 @@ class HierarchicalMisclassificationModel(BayesianModel):
 
     def _check_options(self) -> None:
         if self.pooling not in ("partial", "complete", "none"):
-            raise ValueError(f"pooling must be 'partial', 'complete' or 'none', got {self.pooling!r}")
+            raise ValueError(
+                f"pooling must be 'partial', 'complete' or 'none', got {self.pooling!r}"
+            )
 
-    def _resolved_priors(self) -> dict[str, Prior]:
-        defaults = {"accuracy": Prior("Beta", alpha=1, beta=1)}
-        for rate in RATES:
-            defaults[f"{rate}_logit_mean"] = Prior("Logistic", mu=0, s=1)
-            defaults[f"{rate}_logit_sd"] = Prior("HalfNormal", sigma=1)
-        flat = {k: (v if k.endswith("_sd") else Prior("Flat")) for k, v in defaults.items()}
-        return resolve_priors(self.priors, defaults, flat=flat)
+    def _prior_names(self) -> tuple[str, ...]:
+        self._check_options()
+        if self.pooling == "partial":
+            return tuple(self.default_priors)
+        return tuple(k for k in self.default_priors if not k.endswith("_sd"))
+
+    def _flat_priors(self) -> dict[str, Prior]:
+        # A flat prior on a hierarchical sd has no finite joint mode: the sds keep theirs.
+        return {k: (v if k.endswith("_sd") else Prior("Flat", dims=v.dims))
+                for k, v in self.default_priors.items()}
 
     # -- pieces of the contract ---------------------------------------------------
     def _prepare(self, judgments, calibration=None) -> FitData:
         self._check_options()
-        self._resolved_priors()
+        self.resolved_priors()
         counts = as_counts(judgments, calibration, by_system=True)
         if len(counts) < 2:
             raise DataValidationError(
@@ -170,13 +192,16 @@ class HierarchicalMisclassificationModel(BayesianModel):
         return FitData(
             data={"successes": successes, "trials": trials},
             coords={"system": systems, "obs": list(OBS)},
-            observed={"counts": (("system", "obs"), successes), "trials": (("system", "obs"), trials)},
+            observed={
+                "counts": (("system", "obs"), successes),
+                "trials": (("system", "obs"), trials),
+            },
             shape_key=(len(systems),),
             extra={"counts": counts},
         )
 
     def _build(self, fd: FitData) -> pm.Model:
-        priors = self._resolved_priors()
+        priors = self.resolved_priors()
         coords = {"system": fd.coords["system"], "obs": list(OBS)}
         with pm.Model(coords=coords) as model:
             successes = pm.Data("successes", fd.data["successes"], dims=("system", "obs"))
@@ -212,6 +237,18 @@ class HierarchicalMisclassificationModel(BayesianModel):
     def _pointwise_loglik(self, params, fd):
         return {"counts": binomial_loglik(params, fd.data["successes"], fd.data["trials"])}
 
+    @classmethod
+    def example_data(cls, random_seed: int = 0) -> ExampleData:
+        """Three systems (accuracy 0.3, 0.5, 0.7) judged by one judge (q0 0.8, q1 0.9).
+
+        200 test items and 40 calibration items per system.
+        """
+        accuracy = {"system-a": 0.3, "system-b": 0.5, "system-c": 0.7}
+        judgments, calibration = simulate_judgments(
+            accuracy, q0=0.8, q1=0.9, n=200, m0=20, m1=20, random_seed=random_seed)
+        return ExampleData(fit_args=(judgments, calibration),
+                           truth={"accuracy": list(accuracy.values()),
+                                  "judge_specificity": 0.8, "judge_sensitivity": 0.9})
 
     def _state(self) -> dict:
         return {"systems": self.systems_}
@@ -231,7 +268,7 @@ class HierarchicalMisclassificationModel(BayesianModel):
         post = self.idata_["posterior"].to_dataset()
         return post["accuracy"].values.reshape(-1, len(self.systems_))
 
-    def predict(self, ci_prob: float = CI_PROB, include_draws: bool = False) -> pd.DataFrame:
+    def predict(self, *, ci_prob: float = CI_PROB, include_draws: bool = False) -> pd.DataFrame:
         """Posterior of every system's accuracy theta_k and judged rate p_k.
 
         Returns
@@ -242,14 +279,19 @@ class HierarchicalMisclassificationModel(BayesianModel):
             ``upper``, ``map`` (MAP fits) and ``draws`` (if ``include_draws``).
         """
         self._check_fitted()
+        check_ci_prob(ci_prob)
         post = self.idata_["posterior"].to_dataset()
         k = len(self.systems_)
         draws = {q: post[q].values.reshape(-1, k) for q in ("accuracy", "judged_rate")}
         point = self.map_ if self.method_ == "map" else None
-        table = posterior_table(draws, ci_prob, systems=self.systems_, point=point, include_draws=include_draws)
-        return table.sort_values(["system", "quantity"], key=_system_order(self.systems_), ignore_index=True)
+        table = posterior_table(
+            draws, ci_prob, systems=self.systems_, point=point, include_draws=include_draws
+        )
+        return table.sort_values(
+            ["system", "quantity"], key=_system_order(self.systems_), ignore_index=True
+        )
 
-    def differences(self, ci_prob: float = CI_PROB) -> pd.DataFrame:
+    def differences(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
         """Posterior of theta_a - theta_b for every pair of systems (a before b).
 
         Returns
@@ -260,6 +302,7 @@ class HierarchicalMisclassificationModel(BayesianModel):
             ``prob_a_better`` = P(theta_a > theta_b | data).
         """
         self._check_fitted()
+        check_ci_prob(ci_prob)
         theta = self._accuracy_draws()
         names = self.systems_
         tail = (1 - ci_prob) / 2

@@ -1,0 +1,108 @@
+"""Model files: one netCDF file per fit, written atomically, read into memory.
+
+The fit's ArviZ ``DataTree`` is stored as is; what a model needs to come back
+(class, package version, constructor arguments, fit method, MAP point, extra
+state) goes, as JSON, into ``bayesjudge_*`` attributes of the root node.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+__all__ = ["ModelFileError", "read_model_file", "write_model_file"]
+
+_PREFIX = "bayesjudge_"
+_FIELDS = ("class", "version", "params", "method", "map", "state")
+_JSON_FIELDS = ("params", "map", "state")
+
+
+class ModelFileError(ValueError):
+    """A file given to ``load`` is not a bayesjudge model file (or is damaged)."""
+
+
+def write_model_file(tree: xr.DataTree, path, meta: dict[str, Any]) -> None:
+    """Write ``tree`` with ``meta`` (keys :data:`_FIELDS`) to ``path``, atomically.
+
+    The data go to a temporary file in the target folder, which is then renamed
+    over ``path``: an interrupted write leaves the old file intact, and a file
+    that is open (a loaded model's source) can be replaced.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"save path {str(path)!r} is a folder; give a file name, "
+                                f"e.g. {str(path / 'fit.nc')!r}.")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"folder {str(path.parent)!r} of save path {str(path)!r} "
+                                f"does not exist; create it first.")
+    tree = tree.copy()
+    for key in _FIELDS:
+        value = meta[key]
+        tree.attrs[_PREFIX + key] = (json.dumps(value, default=_json_default)
+                                     if key in _JSON_FIELDS else value)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        tree.to_netcdf(tmp, engine="h5netcdf")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def read_model_file(path) -> tuple[xr.DataTree, dict[str, Any]]:
+    """Read a model file into memory (the file is closed on return).
+
+    Returns
+    -------
+    tree : xarray.DataTree
+        The fit's groups, without the ``bayesjudge_*`` attributes.
+    meta : dict
+        The fields written by :func:`write_model_file`, JSON decoded.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` does not exist.
+    ModelFileError
+        The file is not a netCDF/HDF5 file written by bayesjudge, or is damaged.
+    """
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"model file {str(path)!r} does not exist.")
+    hint = "Model files come from model.save(path)."
+    try:
+        with xr.open_datatree(path, engine="h5netcdf") as opened:
+            tree = opened.load()
+    except Exception as exc:  # h5py/netCDF raise many types for a foreign or cut file
+        raise ModelFileError(f"{path} is not a bayesjudge model file (or is damaged): "
+                             f"{type(exc).__name__}. {hint}") from None
+    if _PREFIX + "class" not in tree.attrs:
+        raise ModelFileError(f"{path} is not a bayesjudge model file (or is damaged): it was "
+                             f"not written by bayesjudge (no bayesjudge_class attr). {hint}")
+    try:
+        meta = {key: tree.attrs[_PREFIX + key] for key in _FIELDS}
+        for key in _JSON_FIELDS:
+            meta[key] = json.loads(meta[key])
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ModelFileError(f"{path} is a damaged bayesjudge model file: {exc!r}. "
+                             f"{hint}") from None
+    for key in [k for k in tree.attrs if k.startswith(_PREFIX)]:
+        del tree.attrs[key]
+    return tree, meta
+
+
+def _json_default(obj):
+    """JSON form of numpy values and of objects with ``to_dict`` (Prior)."""
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    raise TypeError(f"cannot serialise {type(obj).__name__}")
