@@ -1,12 +1,13 @@
 """Vote-aggregation baselines the Davidson aggregator is compared against.
 
-Implements the baselines of Section 5 of ``davidson_itc_aggregation.txt``:
-self-consistency by majority vote (SC, the mode of the counts
-:math:`\\mathbf n = (c^+, c^0, c^-)`), the rounded median used for the n = 2
-greedy-decoding and few-shot baselines (GD/FS), Soft Self-Consistency
-(Soft-SC, Wang et al. 2024) and Confidence-Informed Self-Consistency (CI-SC,
-Taubenfeld et al. 2025). Votes are ordinal labels in {-1, 0, +1}
-(+1: first response preferred, -1: second preferred, 0: tie).
+Implements the baselines of Section 5 of Dadkhahi, Trabelsi, Riley, Juraska,
+Mirzazadeh et al. (2025), "Distribution-Calibrated Inference Time Compute for
+Thinking LLM-as-a-Judge", arXiv:2512.03019: self-consistency by majority vote
+(SC, the mode of the counts :math:`\\mathbf n = (c^+, c^0, c^-)`), the rounded
+median used for the n = 2 greedy-decoding and few-shot baselines (GD/FS), Soft
+Self-Consistency (Soft-SC, Wang et al. 2024) and Confidence-Informed
+Self-Consistency (CI-SC, Taubenfeld et al. 2025). Votes are ordinal labels in
+{-1, 0, +1} (+1: first response preferred, -1: second preferred, 0: tie).
 
 Every function is vectorised over items. The count-based functions take
 per-item count arrays; the confidence-based ones take the long ``votes`` table
@@ -300,8 +301,8 @@ def _stack_counts(n_pos: ArrayLike, n_tie: ArrayLike, n_neg: ArrayLike) -> NDArr
     empty = counts.sum(axis=1) == 0
     if empty.any():
         raise DataValidationError(
-            f"{int(empty.sum())} item(s) have no votes (positions {np.flatnonzero(empty)[:5].tolist()}); "
-            "drop them before aggregating."
+            f"{int(empty.sum())} item(s) have no votes (positions "
+            f"{np.flatnonzero(empty)[:5].tolist()}); drop them before aggregating."
         )
     return counts
 

@@ -3,10 +3,11 @@
 PandaLM test set (shipped in ``bayesjudge/data``): each of 999 response pairs
 has one verdict from GPT-3.5-turbo and one from PandaLM-7B (votes, n <= 2, ties
 allowed) and three human annotations (gold = their majority). The Davidson
-aggregator is calibrated on 5% of the items (section 5 of
-``davidson_itc_aggregation.txt``), decides every item by the MAE Bayes action,
-and is compared with majority vote and the rounded median over random
-calibration/evaluation splits. Returns text; the CLI prints it.
+aggregator is calibrated on 5% of the items (Section 5 of Dadkhahi, Trabelsi,
+Riley, Juraska, Mirzazadeh et al. (2025), "Distribution-Calibrated Inference Time
+Compute for Thinking LLM-as-a-Judge", arXiv:2512.03019), decides every item by
+the MAE Bayes action, and is compared with majority vote and the rounded median
+over random calibration/evaluation splits. Returns text; the CLI prints it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from bayesjudge.data import validate_labels, validate_votes
 from bayesjudge.datasets import load_pandalm, pandalm_labels, pandalm_votes
@@ -71,13 +73,17 @@ def run_demo(out_dir: Path, n_splits: int = 100, draws: int = 1000, random_seed:
                  f"held-out items (mean and 95% interval over splits):")
     lines.append(_compact(summary).to_string())
     lines.append(f"top cluster (paired permutation test, tau = 0.05): {result.top_cluster_text()}")
-    lines.append(f"\nwrote {out_dir}/decisions.csv, split_protocol_summary.csv, decision_map_n2.png")
+    lines.append(
+        f"\nwrote {out_dir}/decisions.csv, split_protocol_summary.csv, decision_map_n2.png"
+    )
     return "\n".join(lines)
 
 
-def _compact(summary) -> "pd.DataFrame":
+def _compact(summary: pd.DataFrame) -> pd.DataFrame:
     """The columns a reader needs: mean and percentile interval, top cluster."""
-    import pandas as pd
+
+    def yes(flag) -> str:
+        return "yes" if flag else "no"
 
     def cell(metric: str, row) -> str:
         return (f"{row[f'{metric}_mean']:.3f} [{row[f'{metric}_percentile_lower']:.3f}, "
@@ -88,7 +94,7 @@ def _compact(summary) -> "pd.DataFrame":
             "MAE [95% over splits]": [cell("mae", r) for _, r in summary.iterrows()],
             "pairwise acc. [95%]": [cell("pa", r) for _, r in summary.iterrows()],
             "top cluster (MAE/PA)": [
-                f"{'yes' if r['top_cluster_mae'] else 'no'}/{'yes' if r['top_cluster_pa'] else 'no'}"
+                f"{yes(r['top_cluster_mae'])}/{yes(r['top_cluster_pa'])}"
                 for _, r in summary.iterrows()
             ],
         },

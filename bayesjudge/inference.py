@@ -382,11 +382,17 @@ def check_convergence(tree: xr.DataTree, var_names: list[str]) -> dict[str, floa
     post = tree["posterior"].to_dataset()[var_names]
     rhat = az.rhat(post)
     ess = az.ess(post, method="bulk")
-    max_rhat = float(max(np.nanmax(rhat[v].values) for v in rhat.data_vars))
-    min_ess = float(min(np.nanmin(ess[v].values) for v in ess.data_vars))
+    rhats = np.concatenate([np.ravel(rhat[v].values) for v in rhat.data_vars])
+    esses = np.concatenate([np.ravel(ess[v].values) for v in ess.data_vars])
+    # NaN means undiagnosable (a constant chain, too few draws): a failure, never a pass.
+    max_rhat = float(np.max(rhats)) if rhats.size else float("nan")
+    min_ess = float(np.min(esses)) if esses.size else float("nan")
     stats = tree["sample_stats"]
     div = int(stats["diverging"].values.sum()) if "diverging" in stats else 0
     problems = []
+    if not (np.isfinite(max_rhat) and np.isfinite(min_ess)):
+        problems.append("R-hat/ESS are undefined (NaN) for some parameter: a chain did not "
+                        "move or the run is too short to diagnose (run more chains/draws)")
     if div:
         problems.append(f"{div} divergent transitions (raise tune, or use stronger priors)")
     if max_rhat > RHAT_MAX:

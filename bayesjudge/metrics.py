@@ -1,11 +1,13 @@
 """Meta-evaluation metrics for ordinal preference labels.
 
-Implements the two metrics of ``davidson_itc_aggregation.txt``: mean absolute
-error on labels in {-1, 0, +1} (Section 4, eq. 1) and pairwise accuracy
-(Section 5, "Meta Evaluation Metrics"). Both are pure functions and accept
-either one prediction vector or a stack of per-split predictions with a
-``(n_splits, n_items)`` boolean mask selecting each split's evaluation items,
-so the paper's 100 calibration/evaluation splits are scored in one call.
+Implements the two metrics of Dadkhahi, Trabelsi, Riley, Juraska, Mirzazadeh et
+al. (2025), "Distribution-Calibrated Inference Time Compute for Thinking
+LLM-as-a-Judge", arXiv:2512.03019: mean absolute error on labels in {-1, 0, +1}
+(Section 4, eq. 1) and pairwise accuracy (Section 5, "Meta Evaluation Metrics").
+Both are pure functions and accept either one prediction vector or a stack of
+per-split predictions with a ``(n_splits, n_items)`` boolean mask selecting each
+split's evaluation items, so the paper's 100 calibration/evaluation splits are
+scored in one call.
 """
 
 from __future__ import annotations

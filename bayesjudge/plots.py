@@ -1,8 +1,10 @@
 """Figures. Every function returns ``(fig, ax)``, takes keyword-only options and never shows.
 
-:func:`plot_decision_map` is Figure 1 of ``davidson_itc_aggregation.txt``: the
-decision of a fitted aggregator for every split of n votes into A, B and tie
-votes, optionally marking where it departs from majority vote.
+:func:`plot_decision_map` is Figure 1 of Dadkhahi, Trabelsi, Riley, Juraska,
+Mirzazadeh et al. (2025), "Distribution-Calibrated Inference Time Compute for
+Thinking LLM-as-a-Judge", arXiv:2512.03019: the decision of a fitted aggregator
+for every split of n votes into A, B and tie votes, optionally marking where it
+departs from majority vote.
 """
 
 from __future__ import annotations

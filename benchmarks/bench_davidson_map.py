@@ -1,6 +1,6 @@
 """Davidson MAP refits over calibration splits: bayesjudge vs a numpy + scipy reference.
 
-The paper's protocol (davidson_itc_aggregation.txt, Section 5) refits the
+The protocol of Dadkhahi et al. (2025, arXiv:2512.03019, Section 5) refits the
 Davidson model by maximum likelihood (eq. 8) on 100 random 5% calibration
 splits. This script times exactly that loop through bayesjudge
 (``DavidsonAggregator(priors="flat").fit(VoteCounts subset, Labels subset)``,

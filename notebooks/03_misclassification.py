@@ -160,20 +160,25 @@ pd.DataFrame(rows)
 # %% [markdown]
 # The table gives, per calibration size, the largest bias of the adjusted estimator and the
 # share of the theta grid on which it is less biased than the naive score. Near $\theta^*$
-# the naive score happens to be unbiased, so there no estimator that pays for estimating q0
-# and q1 can beat it.
+# the naive score happens to be unbiased, so there, no estimator that pays for estimating
+# q0 and q1 can beat it.
 #
 # ## 2. Figure 5: label shift between calibration and test sets
 #
-# Section 7, Appendix D (the paper's setup, the defaults of `distribution_shift_study`): the
-# judge behaves the same on both sets (q0 = 0.7, q1 = 0.9) but the test set has accuracy
-# $\theta_P$ = 0.5 while the calibration set has $\theta_Q \in [0.25, 0.75]$. The paper's point: only the misclassification-adjusted
-# estimator (v), which needs $\Pr(\hat Z \mid Z)$ to be stable and nothing else, stays
-# unbiased. The cell prints each estimator's largest absolute bias over the shift ratios.
+# Section 7, Appendix D: the judge behaves the same on both sets (q0 = `Q0`, q1 = `Q1`,
+# the paper's values) but the test set has accuracy $\theta_P$ = `THETA_P` while the
+# calibration set's accuracy $\theta_Q$ varies around it. The paper's point: only the
+# misclassification-adjusted estimator (v), which needs $\Pr(\hat Z \mid Z)$ to be stable
+# and nothing else, stays unbiased. The cell prints each estimator's largest absolute bias
+# over the shift ratios.
 
 # %%
 t0 = time.perf_counter()
-shift = distribution_shift_study(n_rep=N_REP, random_seed=SEED)
+THETA_P = 0.5
+shift = distribution_shift_study(theta_p=THETA_P, q0=Q0, q1=Q1, n=N, m=M, n_rep=N_REP,
+                                 random_seed=SEED)
+print(f"theta_P = {THETA_P}; theta_Q from {THETA_P * shift.shift_ratio.min():.2f} "
+      f"to {THETA_P * shift.shift_ratio.max():.2f}")
 fig, ax = plt.subplots(figsize=(6.5, 4))
 names = {"naive": "(i) naive", "calibration_only": "(ii) calibration only",
          "difference": "(iii) difference",
@@ -231,7 +236,7 @@ for label, ci in (("naive (Wald)", naive), ("adjusted (Lang-Reiczigel)", adjuste
 # equal-tailed and highest-density (HPD) 95% intervals.
 
 # %%
-mc = misclassification_monte_carlo(n_rep=N_REP, random_seed=SEED)
+mc = misclassification_monte_carlo(q0=Q0, q1=Q1, n=N, m=M, n_rep=N_REP, random_seed=SEED)
 TIMES["figure 6 Monte Carlo (with Bayes)"] = time.perf_counter() - t0
 labels = {"naive_wald": "naive (Wald)", "lang_reiczigel": "Lang-Reiczigel",
           "bayes_equal_tailed": "Bayes, equal-tailed", "bayes_hpd": "Bayes, HPD"}

@@ -13,7 +13,11 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
+import bayesjudge
 from bayesjudge import datasets as ds
+from bayesjudge.datasets.files import SHARED_DATA, resolve_data_file
+from bayesjudge.datasets.pandalm import _majority
+from bayesjudge.models.davidson import davidson_log_probs
 
 REFERENCE = Path(__file__).resolve().parent / "reference"
 
@@ -81,7 +85,7 @@ def test_wmt_shape_and_values(penalties):
 
 
 def test_wmt_packaged_archive_is_upstream_bytes():
-    shipped = ds._resolve(ds.WMT23_SXS_FILE, None, "wmt23_sxs_zhen", allow_gzip=False)
+    shipped = resolve_data_file(ds.WMT23_SXS_FILE, None, "wmt23_sxs_zhen", allow_gzip=False)
     assert hashlib.sha256(shipped.read_bytes()).hexdigest() == UPSTREAM_SHA256[ds.WMT23_SXS_FILE]
 
 
@@ -140,7 +144,7 @@ def test_pandalm_unparsable_counted(pandalm):
 
 def test_pandalm_majority_rule():
     votes = np.array([[1, 1, -1], [0, -1, -1], [1, 0, -1], [0, 0, 0], [-1, 1, -1]])
-    assert ds._majority(votes).tolist() == [1, -1, 0, 0, -1]
+    assert _majority(votes).tolist() == [1, -1, 0, 0, -1]
 
 
 def test_pandalm_reproduces_upstream_accuracy(pandalm):
@@ -181,9 +185,10 @@ def test_pandalm_labels_and_judgments(pandalm):
 
 def test_pandalm_packaged_json_is_upstream_bytes():
     for name in ds.PANDALM_FILES.values():
-        shipped = ds._resolve(name, None, "pandalm", allow_gzip=True)
+        shipped = resolve_data_file(name, None, "pandalm", allow_gzip=True)
         assert shipped.name == name + ".gz"
-        assert hashlib.sha256(gzip.decompress(shipped.read_bytes())).hexdigest() == UPSTREAM_SHA256[name]
+        digest = hashlib.sha256(gzip.decompress(shipped.read_bytes())).hexdigest()
+        assert digest == UPSTREAM_SHA256[name]
 
 
 # --------------------------------------------------------------------------- simulators
@@ -241,11 +246,37 @@ def test_davidson_simulator_reproducible_and_long_format():
         ds.simulate_davidson_votes(10, 5, beta=1.0, random_seed=0)
 
 
-def test_davidson_probabilities_eq4():
-    p = ds.davidson_probabilities(np.array([0.3, -2.0]), 0.5)
+def test_davidson_log_probs_eq4_order_used_by_simulator():
+    # one formula (models.davidson): last axis ordered (-1, 0, +1)
+    p = np.exp(davidson_log_probs(np.array([0.3, -2.0]), 0.5))
     z = np.exp(0.3) + np.exp(-0.3) + np.exp(0.5)
-    np.testing.assert_allclose(p[0], [np.exp(0.3) / z, np.exp(0.5) / z, np.exp(-0.3) / z])
+    np.testing.assert_allclose(p[0], [np.exp(-0.3) / z, np.exp(0.5) / z, np.exp(0.3) / z])
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    assert not hasattr(ds, "davidson_probabilities")
+
+
+def test_davidson_simulator_labels_follow_eq4_draw_by_draw():
+    """Replay the simulator's random stream with an independent eq. 4 (no package code)."""
+    beta, eta0, n_items, n_votes = 1.7, -0.4, 300, 7
+    votes, labels = ds.simulate_davidson_votes(n_items, n_votes, beta=beta, eta0=eta0,
+                                               random_seed=11)
+    rng = np.random.default_rng(11)
+    z = rng.choice(3, size=n_items, p=np.array([0.4, 0.2, 0.4]))
+    conc = np.full((n_items, 3), 1.0)
+    conc[np.arange(n_items), z] = 4.0
+    g = rng.gamma(conc)
+    rng.multinomial(np.full(n_items, n_votes), g / g.sum(axis=1, keepdims=True))
+    s = 0.5 * np.log((votes["n_pos"].to_numpy() + 1.0) / (votes["n_neg"].to_numpy() + 1.0))
+    u = beta * s
+    weights = np.stack([np.exp(u), np.full(n_items, np.exp(eta0)), np.exp(-u)], axis=1)
+    p_plus_tie_minus = weights / weights.sum(axis=1, keepdims=True)
+    uniform = rng.random(n_items)
+    cls = (uniform[:, None] > np.cumsum(p_plus_tie_minus, axis=1)[:, :2]).sum(axis=1)
+    np.testing.assert_array_equal(labels["label"].to_numpy(), np.array([1, 0, -1])[cls])
+
+
+def test_shared_data_fallback_location_is_next_to_the_checkout():
+    assert SHARED_DATA == Path(bayesjudge.__file__).resolve().parents[2] / "shared" / "data"
 
 
 def test_misclassification_simulator_matches_truth():

@@ -61,9 +61,11 @@ def lr_reference(x, n, tp, m1, tn, m0, alpha=0.05):
     q1_t = (m1 * q1_hat + 1) / (m1 + 2)
     th_t = (p_t + q0_t - 1) / (q0_t + q1_t - 1)
     d_th = 2 * z**2 * (-(1 - th_t) * q0_t * (1 - q0_t) / m0_t + th_t * q1_t * (1 - q1_t) / m1_t)
-    var = (p_t * (1 - p_t) / n_t + (1 - th_t) ** 2 * q0_t * (1 - q0_t) / m0_t + th_t**2 * q1_t * (1 - q1_t) / m1_t) / (
-        q0_t + q1_t - 1
-    ) ** 2
+    var = (
+        p_t * (1 - p_t) / n_t
+        + (1 - th_t) ** 2 * q0_t * (1 - q0_t) / m0_t
+        + th_t**2 * q1_t * (1 - q1_t) / m1_t
+    ) / (q0_t + q1_t - 1) ** 2
     lo, hi = th_t + d_th - z * math.sqrt(var), th_t + d_th + z * math.sqrt(var)
     return max(0.0, min(1.0, lo)), max(0.0, min(1.0, hi))
 
@@ -76,7 +78,8 @@ def appendix_c_interval(p, q0, q1, n, m0, m1, alpha=0.05, fixed=False):
     th = (p + q0 - 1) / (q0 + q1 - 1)
     dth = 2 * z**2 * (-(1 - th) * q0 * (1 - q0) / m0 + th * q1 * (1 - q1) / m1)
     youden = (q0 + q1 - 1) ** 2 if fixed else (q0 + q1 - 1)
-    se = math.sqrt((p * (1 - p) / n + (1 - th) ** 2 * q0 * (1 - q0) / m0 + th**2 * q1 * (1 - q1) / m1) / youden)
+    num = p * (1 - p) / n + (1 - th) ** 2 * q0 * (1 - q0) / m0 + th**2 * q1 * (1 - q1) / m1
+    se = math.sqrt(num / youden)
     upper = th + dth + z * se if fixed else th - dth + z * se
     return max(0.0, min(1.0, th + dth - z * se)), max(0.0, min(1.0, upper))
 
@@ -157,9 +160,11 @@ def test_variance_matches_simulated_variance_at_large_samples():
     tp = rng.binomial(m1, q1, reps)
     simulated = np.var(rogan_gladen(x, n, tp, m1, tn, m0, clip=False), ddof=1)
     plug_in = rogan_gladen_variance(x, n, tp, m1, tn, m0)
-    at_truth = (p * (1 - p) / n + (1 - theta) ** 2 * q0 * (1 - q0) / m0 + theta**2 * q1 * (1 - q1) / m1) / (
-        q0 + q1 - 1
-    ) ** 2
+    at_truth = (
+        p * (1 - p) / n
+        + (1 - theta) ** 2 * q0 * (1 - q0) / m0
+        + theta**2 * q1 * (1 - q1) / m1
+    ) / (q0 + q1 - 1) ** 2
     assert simulated == pytest.approx(at_truth, rel=0.05)  # sampling s.e. of the variance ~1%
     assert np.mean(plug_in) == pytest.approx(at_truth, rel=0.02)
 
@@ -175,7 +180,8 @@ def test_lang_reiczigel_matches_transcribed_equations():
         assert ci.lower[k] == pytest.approx(lo, abs=1e-12)
         assert ci.upper[k] == pytest.approx(hi, abs=1e-12)
     ci90 = lang_reiczigel_interval(480, 1000, 90, 100, 70, 100, alpha=0.1)
-    assert (ci90.lower, ci90.upper) == pytest.approx(lr_reference(480, 1000, 90, 100, 70, 100, alpha=0.1), abs=1e-12)
+    ref90 = lr_reference(480, 1000, 90, 100, 70, 100, alpha=0.1)
+    assert (ci90.lower, ci90.upper) == pytest.approx(ref90, abs=1e-12)
 
 
 def test_lang_reiczigel_fields_and_shift():
@@ -195,7 +201,8 @@ def test_appendix_c_code_differs_from_eq6_in_exactly_two_places():
     for x, n, tp, m1, tn, m0 in zip(*random_tables(30, seed=8), strict=True):
         ci = lang_reiczigel_interval(x, n, tp, m1, tn, m0)
         args = (x / n, tn / m0, tp / m1, n, m0, m1)
-        assert (ci.lower, ci.upper) == pytest.approx(appendix_c_interval(*args, fixed=True), abs=1e-12)
+        fixed = appendix_c_interval(*args, fixed=True)
+        assert (ci.lower, ci.upper) == pytest.approx(fixed, abs=1e-12)
     # at q0 = 0.7, q1 = 0.9 the paper's code gives a visibly narrower interval
     ci = lang_reiczigel_interval(480, 1000, 90, 100, 70, 100)
     paper_code = appendix_c_interval(0.48, 0.7, 0.9, 1000, 100, 100)
@@ -236,7 +243,8 @@ def _length(m0, m, p, q0, q1):
     """Eq. (6) length with n -> infinity at fixed adjusted q0~, q1~ (Prop. B.2 objective)."""
     m0_t, m1_t = m0 + 2, m - m0 + 2
     th = (p + q0 - 1) / (q0 + q1 - 1)
-    return 2 * Z95 * math.sqrt(((1 - th) ** 2 * q0 * (1 - q0) / m0_t + th**2 * q1 * (1 - q1) / m1_t) / (q0 + q1 - 1) ** 2)
+    var = (1 - th) ** 2 * q0 * (1 - q0) / m0_t + th**2 * q1 * (1 - q1) / m1_t
+    return 2 * Z95 * math.sqrt(var / (q0 + q1 - 1) ** 2)
 
 
 @pytest.mark.parametrize("q0_pilot, q1_pilot", [(0.96, 0.99), (0.99, 0.96), (0.98, 0.98)])
@@ -245,7 +253,8 @@ def test_allocation_near_numerical_optimum_when_q_near_one(q0_pilot, q1_pilot, p
     m, m_pilot = 1000, 98
     q0 = (m_pilot * q0_pilot + 1) / (m_pilot + 2)
     q1 = (m_pilot * q1_pilot + 1) / (m_pilot + 2)
-    best = minimize_scalar(_length, bounds=(1, m - 1), args=(m, p_hat, q0, q1), method="bounded", options={"xatol": 1e-6})
+    best = minimize_scalar(_length, bounds=(1, m - 1), args=(m, p_hat, q0, q1),
+                           method="bounded", options={"xatol": 1e-6})
     m0, m1 = allocate_calibration(m, p_hat, q0_pilot, q1_pilot, m_pilot)
     assert m0 + m1 == m
     assert _length(m0, m, p_hat, q0, q1) <= 1.005 * best.fun
@@ -279,9 +288,10 @@ def test_prop61_interval_is_where_eq9_variance_crosses_human_variance():
 
         def gap(theta, q=q):
             # eq. (9) with n -> infinity, m1 = m theta, m0 = m (1 - theta)
-            var_judge = ((1 - theta) ** 2 * q * (1 - q) / (m * (1 - theta)) + theta**2 * q * (1 - q) / (m * theta)) / (
-                2 * q - 1
-            ) ** 2
+            var_judge = (
+                (1 - theta) ** 2 * q * (1 - q) / (m * (1 - theta))
+                + theta**2 * q * (1 - q) / (m * theta)
+            ) / (2 * q - 1) ** 2
             return var_judge - theta * (1 - theta) / m
 
         lo, hi = brentq(gap, 1e-9, 0.5), brentq(gap, 0.5, 1 - 1e-9)
@@ -341,9 +351,14 @@ def test_table1_estimators_from_item_level_data():
     tn, m0 = int((~z & ~z_hat).sum()), int((~z).sum())
     p_hat = judged.mean()
     assert calibration_only_estimate(m1, m0) == pytest.approx(z.mean())
-    assert difference_estimate(x, n, tp, m1, tn, m0) == pytest.approx(p_hat + np.mean(z.astype(int) - z_hat))
-    calib = np.array([[z[z_hat].mean(), z[~z_hat].mean()], [1 - z[z_hat].mean(), 1 - z[~z_hat].mean()]])
-    assert conditional_calibration_estimate(x, n, tp, m1, tn, m0) == pytest.approx((calib @ [p_hat, 1 - p_hat])[0])
+    expected = p_hat + np.mean(z.astype(int) - z_hat)
+    assert difference_estimate(x, n, tp, m1, tn, m0) == pytest.approx(expected)
+    calib = np.array([
+        [z[z_hat].mean(), z[~z_hat].mean()],
+        [1 - z[z_hat].mean(), 1 - z[~z_hat].mean()],
+    ])
+    expected = (calib @ [p_hat, 1 - p_hat])[0]
+    assert conditional_calibration_estimate(x, n, tp, m1, tn, m0) == pytest.approx(expected)
     assert naive_estimate(x, n) == pytest.approx(p_hat)
 
 
@@ -384,18 +399,21 @@ def test_interval_checks_identifiability_on_adjusted_estimates():
     # q0_hat + q1_hat = 1/1 + 2/10 = 1.2 > 1, but the smoothing of eq. (7) gives
     # q0~ + q1~ = 2/3 + 3/12 < 1: the point estimate exists, the interval does not.
     assert rogan_gladen(5, 10, 2, 10, 1, 1, clip=False) == pytest.approx((0.5 + 1 - 1) / 0.2)
-    with pytest.raises(DataValidationError, match=r"adjusted q0 = \(tn \+ 1\)/\(m0 \+ 2\).*q0=0\.6667, q1=0\.25"):
+    match = r"adjusted q0 = \(tn \+ 1\)/\(m0 \+ 2\).*q0=0\.6667, q1=0\.25"
+    with pytest.raises(DataValidationError, match=match):
         lang_reiczigel_interval(5, 10, 2, 10, 1, 1)
 
 
 def test_alpha_and_allocation_arguments_validated():
     with pytest.raises(DataValidationError, match="alpha must lie in"):
         lang_reiczigel_interval(480, 1000, 90, 100, 70, 100, alpha=1.5)
-    with pytest.raises(DataValidationError, match=r"2 \* m_pilot must not exceed the budget m.*m=30, m_pilot=20"):
+    match = r"2 \* m_pilot must not exceed the budget m.*m=30, m_pilot=20"
+    with pytest.raises(DataValidationError, match=match):
         allocate_calibration(30, 0.5, 0.7, 0.9, 20)
     with pytest.raises(DataValidationError, match="m_pilot must be positive"):
         allocate_calibration(30, 0.5, 0.7, 0.9, 0)
-    with pytest.raises(DataValidationError, match=r"q0_pilot must be a proportion in \[0, 1\].*q0_pilot=7.*not a count"):
+    match = r"q0_pilot must be a proportion in \[0, 1\].*q0_pilot=7.*not a count"
+    with pytest.raises(DataValidationError, match=match):
         allocate_calibration(200, 0.5, 7, 0.9, 10)
     with pytest.raises(DataValidationError, match=r"p_hat must be a proportion"):
         allocate_calibration(200, 1.2, 0.7, 0.9, 10)

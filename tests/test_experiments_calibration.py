@@ -99,7 +99,9 @@ def test_protocol_uses_calibration_splits_and_scores_same_items(simulated, proto
     for s in (0, 5):
         cal, ev = protocol.calibration[s], protocol.evaluation[s]
         # majority vote scored on this split's evaluation items only
-        np.testing.assert_array_equal(protocol.abs_error["majority_vote"][s], np.abs(mv[ev] - y[ev]))
+        np.testing.assert_array_equal(
+            protocol.abs_error["majority_vote"][s], np.abs(mv[ev] - y[ev])
+        )
         # Davidson: an independent refit on the calibration items reproduces the errors
         model = DavidsonAggregator().fit(votes.iloc[cal], labels.iloc[cal])
         dec = model.predict(votes.iloc[ev])["decision"].to_numpy()
@@ -122,7 +124,8 @@ def test_summary_intervals(protocol):
     assert s["mae_percentile_lower"] == pytest.approx(np.percentile(x, 2.5))
     assert s["mae_percentile_upper"] == pytest.approx(np.percentile(x, 97.5))
     # the interval of one split's score is wider than that of the mean
-    assert s["mae_percentile_upper"] - s["mae_percentile_lower"] > s["mae_se_upper"] - s["mae_se_lower"]
+    percentile_width = s["mae_percentile_upper"] - s["mae_percentile_lower"]
+    assert percentile_width > s["mae_se_upper"] - s["mae_se_lower"]
     assert protocol.n_failed == 0 and protocol.n_splits == 12
     assert "davidson" in repr(protocol)
 
@@ -242,10 +245,14 @@ def test_loo_gold_tie_rule():
     gold = _loo_gold(ratings, "a", min_other_raters=1)
     # item 0: b, c = 1, -1 -> shared top -> 0; item 1: -1, 0 -> 0; item 2: only c = 1 -> 1;
     # item 3: -1, 0 -> 0; item 4: nobody else -> dropped
-    assert gold.to_dict("list") == {"item": [0, 1, 2, 3], "label": [0, 0, 1, 0], "rater_label": [1, 1, 0, -1]}
+    assert gold.to_dict("list") == {
+        "item": [0, 1, 2, 3], "label": [0, 0, 1, 0], "rater_label": [1, 1, 0, -1]
+    }
     gold = _loo_gold(ratings, "c", min_other_raters=2)
     # item 0: a, b = 1, 1 -> 1; item 1: 1, -1 -> 0; item 3: -1, -1 -> -1; item 2 has 1 other
-    assert gold.to_dict("list") == {"item": [0, 1, 3], "label": [1, 0, -1], "rater_label": [-1, 0, 0]}
+    assert gold.to_dict("list") == {
+        "item": [0, 1, 3], "label": [1, 0, -1], "rater_label": [-1, 0, 0]
+    }
 
 
 def test_leave_one_rater_out_hand_computed():
@@ -282,7 +289,8 @@ def test_leave_one_rater_out_validates():
     with pytest.raises(DataValidationError, match="duplicated"):
         leave_one_rater_out(votes, ratings, progressbar=False)
     with pytest.raises(DataValidationError, match="label"):
-        leave_one_rater_out(votes, ratings.assign(label=[3, 1], rater=["a", "b"]), progressbar=False)
+        bad_label = ratings.assign(label=[3, 1], rater=["a", "b"])
+        leave_one_rater_out(votes, bad_label, progressbar=False)
 
 
 @pytest.mark.slow

@@ -112,9 +112,12 @@ def test_posterior_vectorised_shapes_and_reproducible():
     post = bayes_posterior_theta(x, 1000, 90, 100, tn, 100, n_draws=500, rng=0)
     assert post.mean.shape == (2, 3)
     assert np.all((post.lower < post.mean) & (post.mean < post.upper))
-    again = bayes_posterior_theta(x, 1000, 90, 100, tn, 100, n_draws=500, rng=np.random.default_rng(0))
+    again = bayes_posterior_theta(
+        x, 1000, 90, 100, tn, 100, n_draws=500, rng=np.random.default_rng(0)
+    )
     np.testing.assert_array_equal(post.upper, again.upper)
-    assert isinstance(bayes_posterior_theta(480, 1000, 90, 100, 70, 100, n_draws=500, rng=0).mean, float)
+    scalar = bayes_posterior_theta(480, 1000, 90, 100, 70, 100, n_draws=500, rng=0)
+    assert isinstance(scalar.mean, float)
 
 
 def test_posterior_redraws_low_ess_replications():
@@ -176,7 +179,8 @@ def test_studies_validate_priors_and_alpha_before_simulating():
 @pytest.fixture(scope="module")
 def small_study():
     return misclassification_monte_carlo(
-        thetas=[0.0, 0.1, 0.5, 0.75, 0.9], n_rep=3000, n_draws=300, random_seed=np.random.default_rng(42)
+        thetas=[0.0, 0.1, 0.5, 0.75, 0.9], n_rep=3000, n_draws=300,
+        random_seed=np.random.default_rng(42),
     )
 
 
@@ -187,7 +191,9 @@ def _cell(df, theta, allocation, method, column):
 
 
 def test_study_is_tidy(small_study):
-    assert set(small_study.method) == {"naive_wald", "lang_reiczigel", "bayes_equal_tailed", "bayes_hpd"}
+    assert set(small_study.method) == {
+        "naive_wald", "lang_reiczigel", "bayes_equal_tailed", "bayes_hpd"
+    }
     assert len(small_study) == 5 * 2 * 4
     assert small_study.n_valid.eq(3000).all()
     assert np.allclose(small_study.mean_m0 + small_study.mean_m1, 200)
@@ -197,14 +203,16 @@ def test_study_is_tidy(small_study):
 def test_study_coverage_near_nominal(small_study, theta):
     for allocation in ("equal", "adaptive"):
         assert 0.93 <= _cell(small_study, theta, allocation, "lang_reiczigel", "coverage") <= 0.975
-        assert 0.93 <= _cell(small_study, theta, allocation, "bayes_equal_tailed", "coverage") <= 0.985
+        bayes = _cell(small_study, theta, allocation, "bayes_equal_tailed", "coverage")
+        assert 0.93 <= bayes <= 0.985
     assert _cell(small_study, theta, "equal", "naive_wald", "coverage") < 0.05
 
 
 def test_study_biases(small_study):
     for theta in (0.1, 0.5, 0.75, 0.9):
         p = theta * Q1 + (1 - theta) * (1 - Q0)
-        assert _cell(small_study, theta, "equal", "naive_wald", "bias") == pytest.approx(p - theta, abs=0.003)
+        naive_bias = _cell(small_study, theta, "equal", "naive_wald", "bias")
+        assert naive_bias == pytest.approx(p - theta, abs=0.003)
         assert abs(_cell(small_study, theta, "equal", "lang_reiczigel", "bias")) < 0.01
     # the naive estimator is unbiased exactly at (1 - q0)/(2 - q0 - q1) = 0.75 (Section 1)
     assert abs(_cell(small_study, 0.75, "equal", "naive_wald", "bias")) < 0.003
@@ -217,8 +225,10 @@ def test_study_adaptive_allocation_shortens_intervals(small_study):
         adaptive = _cell(small_study, theta, "adaptive", "lang_reiczigel", "mean_length")
         equal = _cell(small_study, theta, "equal", "lang_reiczigel", "mean_length")
         assert adaptive < 0.97 * equal
-    assert _cell(small_study, 0.1, "adaptive", "lang_reiczigel", "mean_m0") > 120  # low p_hat -> more negatives
-    assert _cell(small_study, 0.0, "adaptive", "bayes_hpd", "coverage") > 0.5  # HPD can reach theta = 0
+    # low p_hat -> more negatives
+    assert _cell(small_study, 0.1, "adaptive", "lang_reiczigel", "mean_m0") > 120
+    # HPD can reach theta = 0
+    assert _cell(small_study, 0.0, "adaptive", "bayes_hpd", "coverage") > 0.5
 
 
 def test_study_frequentist_part_is_fast_and_seeded():

@@ -45,7 +45,7 @@ def test_map_is_constrained_mode_laplace_uses_jacobian():
 
 def test_sampler_kwargs_reach_nutpie(davidson_data):
     with pytest.raises(Exception, match="no_such_setting"):
-        DavidsonAggregator().fit(*davidson_data, method="nuts", chains=1, draws=10, tune=10,
+        DavidsonAggregator().fit(*davidson_data, method="nuts", chains=2, draws=20, tune=50,
                                  sampler_kwargs={"no_such_setting": 1})
 
 

@@ -40,7 +40,8 @@ def test_masked_splits_match_loop_reference():
     expected_mae = [np.abs(y_pred[s][mask[s]] - y_true[mask[s]]).mean() for s in range(n_splits)]
     expected_pa = [(y_pred[s][mask[s]] == y_true[mask[s]]).mean() for s in range(n_splits)]
     np.testing.assert_allclose(mae(y_pred, y_true, mask=mask), expected_mae, rtol=1e-12)
-    np.testing.assert_allclose(pairwise_accuracy(y_pred, y_true, mask=mask), expected_pa, rtol=1e-12)
+    got = pairwise_accuracy(y_pred, y_true, mask=mask)
+    np.testing.assert_allclose(got, expected_pa, rtol=1e-12)
 
 
 def test_one_prediction_vector_scored_on_many_splits():

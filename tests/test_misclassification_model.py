@@ -1,4 +1,4 @@
-"""Tests of the Bayesian misclassification models (``misclassification_adjusted_reporting.txt``).
+"""Tests of the Bayesian misclassification models (Lee et al. 2025, arXiv:2511.21140).
 
 References, independent of the PyMC code:
 

@@ -1,4 +1,7 @@
-"""The Section 8.2 protocol on PandaLM: shapes, naive bias vs its closed form, coverage bookkeeping."""
+"""The Section 8.2 protocol on PandaLM.
+
+Shapes, naive bias vs its closed form, coverage bookkeeping.
+"""
 
 import warnings
 
@@ -6,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bayesjudge import Prior
 from bayesjudge.data import DataValidationError, validate_judgment_counts
 from bayesjudge.datasets import load_pandalm
 from bayesjudge.experiments.pandalm_misclassification import (
@@ -14,7 +18,7 @@ from bayesjudge.experiments.pandalm_misclassification import (
     pandalm_misclassification_study,
     pandalm_split_counts,
     pandalm_win_rate_truth,
-    _judgments,
+    study_judgments,
 )
 from bayesjudge.inference import ConvergenceWarning
 from bayesjudge.models.misclassification_hierarchical import HierarchicalMisclassificationModel
@@ -68,7 +72,9 @@ def test_truth_table_matches_raw_data(pandalm):
     np.testing.assert_array_equal(truth["n_items"], ref["n_items"])
     np.testing.assert_allclose(truth[["truth", "q0", "q1"]], ref[["theta", "q0", "q1"]], atol=1e-12)
     # Section 5.1: E[p] - theta = (1 - q0) - (2 - q0 - q1) theta, exactly on the full data
-    np.testing.assert_allclose(truth["expected_naive_bias"], truth["judge_rate"] - truth["truth"], atol=1e-12)
+    np.testing.assert_allclose(
+        truth["expected_naive_bias"], truth["judge_rate"] - truth["truth"], atol=1e-12
+    )
     assert truth.query("judge == 'gpt35'")["n_items"].sum() == 2 * (999 - 25)  # 25 unparsable
 
 
@@ -93,13 +99,14 @@ def test_shapes_and_split_counts(study, pandalm):
 def test_split_counts_against_masks(pandalm):
     masks = pandalm_calibration_masks(len(pandalm), 3, 0.1, random_seed=0)
     assert masks.shape == (3, 999) and (masks.sum(axis=1) == 100).all()
-    table = _judgments("gpt35", pandalm)
+    table = study_judgments("gpt35", pandalm)
     systems, counts = pandalm_split_counts(table, pandalm["item"].to_numpy(), masks)
     r, s = 2, systems.index("opt-7b")
     rows = table[table.system == "opt-7b"]
     cal = rows[rows["item"].isin(pandalm["item"][masks[r]])]
     test = rows[~rows["item"].isin(pandalm["item"][masks[r]])]
-    assert counts["judged_pos"][r, s] == test["judge_label"].sum() and counts["n"][r, s] == len(test)
+    assert counts["judged_pos"][r, s] == test["judge_label"].sum()
+    assert counts["n"][r, s] == len(test)
     assert counts["tp"][r, s] == ((cal.human_label == 1) & (cal.judge_label == 1)).sum()
     assert counts["tn"][r, s] == ((cal.human_label == 0) & (cal.judge_label == 0)).sum()
     assert counts["m1"][r, s] == (cal.human_label == 1).sum()
@@ -110,8 +117,11 @@ def test_naive_bias_matches_closed_form_expectation(closed_form, pandalm):
     ref = _by_hand(pandalm)
     expected = (1 - ref.q0) - (2 - ref.q0 - ref.q1) * ref.theta
     got = closed_form.summary().query("method == 'naive_wald'")
-    np.testing.assert_array_equal(got[["judge", "system"]].to_numpy(), ref[["judge", "system"]].to_numpy())
-    # each split's test set is 90% of the rows: p_hat sd ~0.008, so its mean over 1000 splits ~0.0003
+    np.testing.assert_array_equal(
+        got[["judge", "system"]].to_numpy(), ref[["judge", "system"]].to_numpy()
+    )
+    # each split's test set is 90% of the rows: p_hat sd ~0.008, so its mean over 1000
+    # splits ~0.0003
     np.testing.assert_allclose(got["bias"], expected, atol=0.002)
 
 
@@ -128,7 +138,8 @@ def test_coverage_and_same_splits_for_every_method(study):
     assert summary["coverage"].between(0, 1).all()
     assert (summary["mean_length"] > 0).all()
     assert set(summary["method"]) == set(METHODS)
-    splits = study.replications.groupby(["judge", "method"])["split"].agg(lambda s: tuple(sorted(set(s))))
+    by_method = study.replications.groupby(["judge", "method"])["split"]
+    splits = by_method.agg(lambda s: tuple(sorted(set(s))))
     for (judge, method), ids in splits.items():
         assert ids == tuple(range(N_HIER if method == "hierarchical" else N_SPLITS))
     common = study.summary(common_splits=True)
@@ -141,22 +152,25 @@ def test_coverage_and_same_splits_for_every_method(study):
 
 
 def test_hierarchical_refit_sees_each_splits_counts(pandalm):
-    """The study refits one compiled hierarchical model per split; every fit must use its own counts.
+    """The study refits one compiled hierarchical model per split; each fit uses its own counts.
 
     The mirrored counts (judged_pos -> n - judged_pos) move every judged rate; the posterior
     mean of the judged rate p_k must follow the test counts of the fit (n ~ 360 per system).
     """
     masks = pandalm_calibration_masks(len(pandalm), 1, 0.1, random_seed=1)
-    systems, c = pandalm_split_counts(_judgments("pandalm7b", pandalm), pandalm["item"].to_numpy(), masks)
+    table = study_judgments("pandalm7b", pandalm)
+    systems, c = pandalm_split_counts(table, pandalm["item"].to_numpy(), masks)
     base = {k: v[0] for k, v in c.items()}
     mirrored = {**base, "judged_pos": base["n"] - base["judged_pos"]}
     for counts in (base, mirrored):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             model = HierarchicalMisclassificationModel(random_seed=0).fit(
-                validate_judgment_counts(**counts, systems=systems), method="nuts", draws=200, tune=200, chains=2
+                validate_judgment_counts(**counts, systems=systems),
+                method="nuts", draws=200, tune=200, chains=2,
             )
-        rate = model.predict().query("quantity == 'judged_rate'").set_index("system").loc[systems, "mean"]
+        table = model.predict().query("quantity == 'judged_rate'").set_index("system")
+        rate = table.loc[systems, "mean"]
         np.testing.assert_allclose(rate, counts["judged_pos"] / counts["n"], atol=0.04)
 
 
@@ -164,4 +178,11 @@ def test_argument_errors(pandalm):
     with pytest.raises(DataValidationError, match="judges"):
         pandalm_misclassification_study(judges=["gpt4"], data=pandalm)
     with pytest.raises(DataValidationError, match="calibration_fraction"):
-        pandalm_misclassification_study(calibration_fraction=1.5, bayes=False, hierarchical_splits=0, data=pandalm)
+        pandalm_misclassification_study(
+            calibration_fraction=1.5, bayes=False, hierarchical_splits=0, data=pandalm
+        )
+    with pytest.raises(DataValidationError, match=r"alpha is 1 - level"):
+        pandalm_misclassification_study(alpha=0.95, data=pandalm)
+    with pytest.raises(DataValidationError, match=r"priors\['accuracy'\] must be a Beta prior"):
+        pandalm_misclassification_study(priors={"accuracy": Prior("Normal", mu=0, sigma=1)},
+                                        data=pandalm)

@@ -33,6 +33,7 @@ from bayesjudge.estimators import (
     rogan_gladen_rates,
     wald_interval,
 )
+from bayesjudge.experiments.splits import Seed
 from bayesjudge.models.misclassification_posterior import (  # noqa: F401  (re-exported)
     PosteriorSummary,
     bayes_posterior_theta,
@@ -48,7 +49,6 @@ __all__ = [
 ]
 
 Allocation = Literal["equal", "adaptive"]
-Seed = int | np.random.Generator | None
 
 
 # --------------------------------------------------------------------------- Section 8.1

@@ -21,7 +21,7 @@ from scipy.special import xlog1py, xlogy
 
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError
-from bayesjudge.estimators import validate_count_table
+from bayesjudge.estimators.validation import check_ci_prob, validate_count_table
 from bayesjudge.priors import Prior
 
 __all__ = ["PARAMETERS", "PosteriorSummary", "bayes_posterior_theta", "beta_parameters"]
@@ -216,11 +216,7 @@ def bayes_posterior_theta(
     True
     """
     ab = beta_parameters(priors)
-    if not (isinstance(ci_prob, (int, float, np.floating)) and 0 < ci_prob < 1):
-        raise DataValidationError(
-            f"ci_prob must lie in (0, 1), got ci_prob={ci_prob!r}. Fix: pass a probability, "
-            f"e.g. ci_prob={CI_PROB}."
-        )
+    ci_prob = check_ci_prob(ci_prob)
     if int(n_draws) != n_draws or n_draws < 2:
         raise DataValidationError(
             f"n_draws must be an integer >= 2, got {n_draws!r}. Fix: e.g. n_draws=4000."

@@ -1,0 +1,196 @@
+"""Input files and output paths of the ``bayesjudge`` command.
+
+Ids are labels, not numbers: the id columns (:data:`bayesjudge.data.ID_COLUMNS`)
+are read as strings exactly as written and never converted to missing values, so
+``000`` stays ``000`` and the distinct ids ``1.1`` and ``1.10`` stay distinct
+(CONTRIBUTING.md, "Conventions"). The delimiter is sniffed from the header line.
+Every problem is a :class:`UsageError` with a one-line message saying the fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bayesjudge.data import ID_COLUMNS
+
+
+class UsageError(Exception):
+    """A bad argument, output path or input file: printed as one line, exit status 2."""
+
+
+# pandas' default missing-value markers, applied to the value columns only (never to ids)
+NA_STRINGS = [
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+    "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+]
+DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
+_DECIMAL_COMMA = re.compile(r"^\s*[+-]?\d*,\d+\s*$")
+_INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
+
+
+FILES_HELP = "reading files\n" + textwrap.fill(
+    "Files may be comma-, semicolon- or tab-separated: the delimiter is detected from the "
+    "header line (in semicolon- or tab-separated files, decimal commas such as 0,75 are read "
+    f"as 0.75). Id columns ({', '.join(ID_COLUMNS)}) are read as text, exactly as written: "
+    "007 stays 007, 1.10 and 1.1 are different items, NA is an id like any other; an empty "
+    "id is an error. In other columns, empty cells and NA/NaN/null are missing values, which "
+    "are reported, never dropped.",
+    width=82, initial_indent="  ", subsequent_indent="  ",
+) + "\n"
+
+
+def one_line(exc: BaseException | str) -> str:
+    """An exception's (or warning's) message on one line."""
+    return " ".join(str(exc).split())
+
+
+def read_table(path: str, what: str) -> pd.DataFrame:
+    """Read a user's CSV file: id columns as exact strings, delimiter sniffed.
+
+    Parameters
+    ----------
+    path : str
+        The file; comma-, semicolon- or tab-separated (detected from the header).
+    what : str
+        What the file is ("votes", "calibration", ...), for error messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Id columns (:data:`bayesjudge.data.ID_COLUMNS`) as ``str`` exactly as
+        written; other columns parsed by pandas (missing markers become NaN).
+
+    Raises
+    ------
+    UsageError
+        Missing, unreadable, empty or malformed file, duplicated column names, or
+        an empty id.
+    """
+    p = Path(path)
+    where = f"{what} file {path!r}"
+    if not p.exists():
+        raise UsageError(f"{where} does not exist; check the path.")
+    if p.is_dir():
+        raise UsageError(f"{where} is a folder; pass a CSV file.")
+    try:
+        with open(p, encoding="utf-8-sig", newline="") as fh:
+            header = fh.readline()
+            has_rows = any(line.strip() for line in fh)
+    except UnicodeDecodeError:
+        hint = (" Decompress it first." if p.suffix.lower() in (".gz", ".bz2", ".xz", ".zip",
+                                                                ".zst") else
+                " Save it as CSV in UTF-8 (e.g. Excel: 'CSV UTF-8').")
+        raise UsageError(f"{where} is not UTF-8 text.{hint}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {where}: {exc.strerror or exc}.") from None
+    if not header.strip():
+        raise UsageError(f"{where} is empty: it needs a header line naming the columns "
+                         f"and one line per row.")
+    if not has_rows:
+        raise UsageError(f"{where} has a header line but no rows.")
+    sep = _sniff_delimiter(header)
+    names = _split_header(header, sep)
+    dup = sorted({c for c in names if names.count(c) > 1})
+    if dup:
+        raise UsageError(f"{where} names column(s) {dup} more than once in its header; "
+                         f"rename or drop the duplicates.")
+    ids = [c for c in names if c in ID_COLUMNS]
+    try:
+        df = pd.read_csv(
+            p, sep=sep, encoding="utf-8-sig", dtype={c: str for c in ids},
+            keep_default_na=False, na_values={c: NA_STRINGS for c in names if c not in ids},
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise UsageError(f"could not read {where} as {DELIMITERS[sep]}-separated CSV: "
+                         f"{one_line(exc)}") from None
+    if sep != ",":
+        df = _decimal_commas(df, [c for c in df.columns if c not in ids])
+    for col in ids:
+        empty = df[col].str.strip() == ""
+        if empty.any():
+            lines = (np.flatnonzero(empty.to_numpy()) + 2).tolist()  # line 1 is the header
+            shown = ", ".join(map(str, lines[:5])) + (f" ... ({len(lines)} in all)"
+                                                       if len(lines) > 5 else "")
+            raise UsageError(f"{where}: column {col!r} is empty on line(s) {shown}; every row "
+                             f"needs an id. Fill in the ids or delete those rows.")
+    return df
+
+
+def _sniff_delimiter(header: str) -> str:
+    """The most frequent of comma, semicolon and tab outside quotes (comma if none)."""
+    counts = dict.fromkeys(DELIMITERS, 0)
+    quoted = False
+    for ch in header:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in counts:
+            counts[ch] += 1
+    best = max(counts, key=counts.get)  # ties go to the comma (first key)
+    return best if counts[best] else ","
+
+
+def _split_header(header: str, sep: str) -> list[str]:
+    return next(csv.reader([header.rstrip("\r\n")], delimiter=sep))
+
+
+def _decimal_commas(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Semicolon/tab files: read text columns with decimal commas (0,75) as numbers."""
+    for col in columns:
+        if not pd.api.types.is_string_dtype(df[col]):  # "str" (pandas 3) or object
+            continue
+        values = df[col].dropna().astype(str)
+        comma = values.str.match(_DECIMAL_COMMA)
+        if comma.any() and (comma | values.str.match(_INTEGER)).all():
+            df[col] = pd.to_numeric(df[col].str.replace(",", ".", regex=False))
+    return df
+
+
+def check_output_file(path: str, flag: str, inputs: tuple[str, ...] = ()) -> None:
+    """Raise UsageError unless ``path`` can be written as a file (before any work).
+
+    Its folder must exist and be writable, ``path`` must not be a folder, and it
+    must not be one of the ``inputs`` (which would be overwritten).
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{flag} {path!r} is a folder; give a file name, e.g. "
+                         f"{flag} {p / 'table.csv'}.")
+    folder = p.parent
+    if not folder.exists():
+        raise UsageError(f"{flag} {path!r}: the folder {str(folder)!r} does not exist; "
+                         f"create it first (mkdir -p {folder}) or choose another path.")
+    if not folder.is_dir():
+        raise UsageError(f"{flag} {path!r}: {str(folder)!r} is a file, not a folder.")
+    if not os.access(folder, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{flag} {path!r} is not writable; choose another path.")
+    for source in inputs:
+        if Path(source).exists() and p.exists() and p.samefile(source):
+            raise UsageError(f"{flag} {path!r} is an input file and would be overwritten; "
+                             f"choose another output path.")
+
+
+def check_output_dir(path: str, flag: str, files: tuple[str, ...] = ()) -> None:
+    """Raise UsageError unless ``path`` is, or can be created as, a writable folder
+    in which none of ``files`` is a folder."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"{flag} {path!r} is a file, not a folder; give a folder name "
+                         f"(it is created if missing).")
+    existing = p
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{flag} {path!r} cannot be created: {str(existing)!r} is a file.")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path!r} is not writable; choose another folder.")
+    for name in files:
+        if (p / name).is_dir():
+            raise UsageError(f"{flag} {path!r} holds a folder {name!r} where the output file "
+                             f"{name} goes; remove it or choose another folder.")
