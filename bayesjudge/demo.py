@@ -23,9 +23,17 @@ from bayesjudge.datasets import load_pandalm, pandalm_labels, pandalm_votes
 from bayesjudge.metrics import mae, pairwise_accuracy
 from bayesjudge.models.davidson import DavidsonAggregator
 
+#: Files :func:`run_demo` writes into ``out_dir``.
+DEMO_FILES = ("decisions.csv", "split_protocol_summary.csv", "decision_map_n2.png")
+#: NUTS chains of the demo's fit.
+DEMO_CHAINS = 2
 
-def run_demo(out_dir: Path, n_splits: int = 100, draws: int = 1000, random_seed: int = 0) -> str:
-    """Run the demo, write CSVs and a figure to ``out_dir``, return a report."""
+
+def run_demo(
+    out_dir: Path, n_splits: int = 100, draws: int = 1000, tune: int = 1000,
+    random_seed: int = 0,
+) -> str:
+    """Run the demo, write :data:`DEMO_FILES` to ``out_dir``, return a report."""
     from bayesjudge.experiments.calibration import calibration_splits, split_protocol
     from bayesjudge.plots import plot_decision_map
 
@@ -48,14 +56,15 @@ def run_demo(out_dir: Path, n_splits: int = 100, draws: int = 1000, random_seed:
 
     cal, ev = calibration_splits(len(gold), 0.05, 1, random_seed)[0]
     model = DavidsonAggregator(random_seed=random_seed)
-    model.fit(counts.take(cal), gold.take(cal), method="nuts", draws=draws, tune=draws, chains=2)
+    model.fit(counts.take(cal), gold.take(cal), method="nuts", draws=draws, tune=tune,
+              chains=DEMO_CHAINS)
     lines.append(f"\nDavidson aggregator calibrated on {len(cal)} items (NUTS, 95% intervals):")
     lines.append(model.summarize().to_string(float_format=lambda v: f"{v:.3f}"))
 
     pred = model.predict(counts)
     pred.insert(1, "gold", gold.values)
     pred["calibration"] = np.isin(np.arange(len(gold)), cal)
-    pred.to_csv(out_dir / "decisions.csv", index=False)
+    pred.to_csv(out_dir / DEMO_FILES[0], index=False)
     held = pred.loc[ev]
     lines.append(
         f"held-out {len(ev)} items: MAE {mae(held['decision'], held['gold']):.3f}, "
@@ -63,12 +72,12 @@ def run_demo(out_dir: Path, n_splits: int = 100, draws: int = 1000, random_seed:
     )
 
     fig, _ = plot_decision_map(model, 2)
-    fig.savefig(out_dir / "decision_map_n2.png", dpi=120)
+    fig.savefig(out_dir / DEMO_FILES[2], dpi=120)
 
     result = split_protocol(counts, gold, n_splits=n_splits, random_seed=random_seed,
                             progressbar=False)
     summary = result.summary
-    summary.to_csv(out_dir / "split_protocol_summary.csv")
+    summary.to_csv(out_dir / DEMO_FILES[1])
     lines.append(f"\n{n_splits} random 5% calibration splits, every method scored on the same "
                  f"held-out items (mean and 95% interval over splits):")
     lines.append(_compact(summary).to_string())

@@ -201,7 +201,8 @@ def test_demo_arguments_are_checked(tmp_path, capsys):
         (["--out-dir", str(tmp_path / "file")], "is a file, not a folder"),
         (["--out-dir", str(tmp_path / "file" / "sub")], "cannot be created"),
         (["--splits", "0"], "--splits must be at least 2"),
-        (["--draws", "30"], f"the minimum is {max(MIN_DRAWS, MIN_TUNE)}"),
+        (["--draws", str(MIN_DRAWS - 1)], f"the minimum is {MIN_DRAWS}"),
+        (["--tune", str(MIN_TUNE - 1)], f"the minimum is {MIN_TUNE}"),
     ):
         assert main(["demo", "--out-dir", str(tmp_path / "out"), *extra]) == 2
         assert expect in _one_error_line(capsys.readouterr().err)

@@ -61,8 +61,6 @@ example
 """ % {"pct": PCT, "files": FILES_HELP}
 
 
-# Files run_demo writes into --out-dir (checked before the demo runs).
-DEMO_FILES = ("decisions.csv", "split_protocol_summary.csv", "decision_map_n2.png")
 MIN_SPLITS = 2  # the demo reports the spread over splits: one split has none
 
 
@@ -123,12 +121,9 @@ def _check_demo(args: argparse.Namespace) -> None:
     if args.splits < MIN_SPLITS:
         raise UsageError(f"--splits must be at least {MIN_SPLITS} (the demo reports the spread "
                          f"over splits), got {args.splits}. Fix: e.g. --splits 100.")
-    smallest = max(MIN_DRAWS, MIN_TUNE)
-    if args.draws < smallest:
-        raise UsageError(f"--draws {args.draws} is too small to diagnose NUTS: the demo uses it "
-                         f"for both the draws and the tuning steps per chain, so the minimum is "
-                         f"{smallest}. Fix: e.g. --draws 1000 (the default).")
-    _check_nuts(args.draws, args.draws, 2)
+    from bayesjudge.demo import DEMO_CHAINS, DEMO_FILES
+
+    _check_nuts(args.draws, args.tune, DEMO_CHAINS)
     check_output_dir(args.out_dir, "--out-dir", DEMO_FILES)
 
 
@@ -154,7 +149,8 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from bayesjudge.demo import run_demo  # loads the data sets and experiments: only here
 
-    print(run_demo(out_dir=Path(args.out_dir), n_splits=args.splits, draws=args.draws))
+    print(run_demo(out_dir=Path(args.out_dir), n_splits=args.splits, draws=args.draws,
+                   tune=args.tune))
     return 0
 
 
@@ -247,8 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--splits", type=int, default=100,
                       help=f"calibration splits, >= {MIN_SPLITS} (default 100)")
     demo.add_argument("--draws", type=int, default=1000,
-                      help=f"NUTS draws and tuning steps per chain, >= {max(MIN_DRAWS, MIN_TUNE)} "
-                      f"(default 1000)")
+                      help=f"NUTS draws per chain, >= {MIN_DRAWS} (default 1000)")
+    demo.add_argument("--tune", type=int, default=1000,
+                      help=f"NUTS tuning steps per chain, >= {MIN_TUNE} (default 1000)")
     _add_common(demo)
     demo.set_defaults(func=_cmd_demo, check=_check_demo)
     return parser
