@@ -9,7 +9,8 @@ from bayesjudge.cli import main
 # 200 draws keep the test fast; the demo's own default (1000) converges cleanly.
 @pytest.mark.filterwarnings("ignore::bayesjudge.inference.ConvergenceWarning")
 def test_demo_runs_on_shipped_pandalm(tmp_path, capsys):
-    assert main(["demo", "--out-dir", str(tmp_path), "--splits", "3", "--draws", "200", "--tune", "200"]) == 0
+    args = ["--out-dir", str(tmp_path), "--splits", "3", "--draws", "200", "--tune", "200"]
+    assert main(["demo", *args]) == 0
     out = capsys.readouterr().out
     assert "PandaLM: 999 response pairs" in out and "margin_scale" in out
     decisions = pd.read_csv(tmp_path / "decisions.csv")
