@@ -99,6 +99,8 @@ class BayesianModel(ABC):
     ----------
     random_seed : int or None
         Seeds NUTS and the Laplace draws of MAP fits (every subclass takes it).
+    priors : None, "flat" or dict
+        Overrides of ``default_priors`` by name (every subclass takes it).
     method_ : {"map", "nuts"}
         How the model was fitted.
     map_ : dict or None
@@ -112,9 +114,8 @@ class BayesianModel(ABC):
     """
 
     random_seed: int | None
+    priors: None | str | Mapping[str, Prior | Mapping[str, Any]]
     default_priors: ClassVar[Mapping[str, Prior]] = MappingProxyType({})
-    _sampler_defaults: ClassVar[dict[str, Any]] = {}
-    """Sampler settings a model's geometry needs (e.g. a higher target_accept)."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -146,6 +147,15 @@ class BayesianModel(ABC):
     def _structure_key(self, fd: FitData) -> tuple:
         params = tuple((k, repr(v)) for k, v in self.get_params().items() if k != "random_seed")
         return (type(self).__name__, params, fd.shape_key)
+
+    @property
+    def _sampler_defaults(self) -> dict[str, Any]:
+        """NUTS settings this configuration's geometry needs (e.g. a higher target_accept).
+
+        Measured, not guessed: override with the numbers in a comment. The
+        user's ``sampler_kwargs`` take precedence.
+        """
+        return {}
 
     # -- priors -------------------------------------------------------------------
     def _prior_names(self) -> tuple[str, ...]:
