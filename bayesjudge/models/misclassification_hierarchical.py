@@ -142,10 +142,24 @@ class HierarchicalMisclassificationModel(BayesianModel):
         self.priors = priors
         self.random_seed = random_seed
 
-    # The funnel between the between-system sd and the per-system logits gave
-    # ~0.3% divergences at nutpie's default 0.8 on PandaLM-sized calibration
-    # sets (~40 items per system); 0.95 removed them at little cost.
-    _sampler_defaults = {"target_accept": 0.95}
+    @property
+    def _sampler_defaults(self) -> dict[str, float]:
+        """NUTS settings each pooling's geometry needs (measured; see models/misclassification.md).
+
+        Partial pooling: 15-40 calibration items per system pin each system's
+        logit q_k = mu + tau z_k, so at a large between-system sd tau the
+        non-centred offsets z_k live in a band of width ~1/tau that bends with
+        tau -- the wide end of the funnel, not its neck. Every divergence traced
+        on the README's PandaLM fit started there (tau 1.7-4, log-tau gradient
+        -400 to -1100) and its leapfrog step overshot to tau ~ 0. Per 40 fits of
+        that example at target_accept 0.95: non-centred 16 divergences, centred
+        2419, partially non-centred (w = 0.5) 27, judged-rate parametrisation
+        of theta 37, low-rank mass matrix 16, HalfNormal(0.5) sd prior 8;
+        target_accept 0.98 or 0.99: 0 (for ~1.4x / 1.8x the leapfrog steps).
+        0.99 also cut the 4-system 15 + 15 test data from 53 to 3 per 20 fits.
+        Complete and no pooling have no funnel and keep 0.95.
+        """
+        return {"target_accept": 0.99 if self.pooling == "partial" else 0.95}
 
     @property
     def _summary_vars(self) -> tuple[str, ...]:
@@ -320,7 +334,8 @@ class HierarchicalMisclassificationModel(BayesianModel):
         """Square table of P(theta_row > theta_column | data); NaN on the diagonal."""
         self._check_fitted()
         theta = self._accuracy_draws()
-        wins = (theta[:, :, None] > theta[:, None, :]).mean(axis=0)
+        # one row at a time: draws x systems, never a draws x systems x systems array
+        wins = np.stack([(theta[:, [i]] > theta).mean(axis=0) for i in range(theta.shape[1])])
         np.fill_diagonal(wins, np.nan)
         names = pd.Index(self.systems_, name="system")
         return pd.DataFrame(wins, index=names, columns=names.rename("opponent"))
