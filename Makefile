@@ -29,6 +29,7 @@ test-fast: $(STAMP)
 
 benchmark: $(STAMP)
 	$(PY) benchmarks/bench_davidson_map.py
+	$(PY) benchmarks/bench_predict_memory.py
 
 # Rebuild notebooks/*.ipynb from their jupytext sources (notebooks/*.py) and execute
 # them at full size, storing outputs and figures (tools/execute_notebooks --fast: quick).

@@ -311,3 +311,19 @@ def test_misclassification_simulator_several_systems():
         ds.simulate_misclassification(1.2, 0.8, 0.8, 10, 5, 5)
     with pytest.raises(ValueError, match="same length"):
         ds.simulate_misclassification([0.1, 0.2], [0.8, 0.8, 0.8], 0.8, 10, 5, 5)
+
+
+def test_pandalm_unparsable_verdicts_warn_or_drop_as_asked():
+    import warnings
+
+    from bayesjudge.datasets import pandalm_judgments, pandalm_votes
+
+    with pytest.warns(UserWarning, match="skipped 25 unparsable gpt35"):
+        warned = pandalm_votes(judges=["gpt35"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dropped = pandalm_votes(judges=["gpt35"], unparsable="drop")
+        pandalm_judgments(judge="gpt35", unparsable="drop")
+    pd.testing.assert_frame_equal(warned, dropped)
+    with pytest.raises(ValueError, match="choose 'warn' or 'drop'"):
+        pandalm_votes(unparsable="ignore")

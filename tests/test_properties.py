@@ -23,10 +23,11 @@ family): Davidson left/right mirror symmetry (predictions and fits); the
 misclassification estimates in [0, 1] for any valid counts and their
 label-flip symmetry (closed forms and the Bayesian MAP); metrics in range.
 
-Three ``xfail(strict=True)`` tests pin defects hypothesis found outside this file's
-remit (the Laplace step at boundary MAPs, and the MAP's local mode when the
-calibration says the judge is worse than chance); they turn into failures -- remove
-the marker -- once fixed. About 30 s on 2 shared cores (15 examples per property).
+One ``xfail(strict=True)`` test pins a defect hypothesis found (the MAP's local mode
+when the calibration says the judge is worse than chance); it turns into a failure --
+remove the marker -- once fixed. The Laplace step at boundary MAPs, found the same
+way, is fixed and tested (``test_laplace_exists_at_boundary_counts``).
+About 30 s on 2 shared cores (15 examples per property).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from bayesjudge import DataValidationError, registered_models
 from bayesjudge.data import ID_COLUMNS
 from bayesjudge.datasets import simulate_davidson_votes
 from bayesjudge.estimators import BoundaryWarning, lang_reiczigel_interval, rogan_gladen
-from bayesjudge.inference import ConvergenceWarning, FitError
+from bayesjudge.inference import ConvergenceWarning
 from bayesjudge.metrics import mae, pairwise_accuracy
 from bayesjudge.models.davidson import DavidsonAggregator
 from bayesjudge.models.misclassification import IdentifiabilityWarning, MisclassificationModel
@@ -176,18 +177,6 @@ def davidson_fits(davidson_map, davidson_nuts):
     return {"map": davidson_map, "nuts": davidson_nuts}
 
 
-def laplace_or_known_defect(call, *args):
-    """``call(*args)`` on a MAP fit, or None where the Laplace step refuses (loudly).
-
-    Not a silent NaN, but a defect: see ``test_laplace_exists_at_boundary_counts``.
-    """
-    try:
-        return call(*args)
-    except FitError as err:
-        assert "Hessian" in str(err)
-        return None
-
-
 def numeric(frame: pd.DataFrame) -> np.ndarray:
     return frame.select_dtypes("number").to_numpy(float)
 
@@ -304,17 +293,11 @@ def test_example_tables_of_any_seed_give_finite_output(name, seed):
     example = MODELS[name].example_data(random_seed=seed)
     model = quiet(MODELS[name](random_seed=seed).fit, *example.fit_args)
     assert all(np.isfinite(np.asarray(v, float)).all() for v in (model.map_ or {}).values())
-    pred = laplace_or_known_defect(model.predict, *example.predict_args)
-    if pred is not None:
-        assert np.isfinite(numeric(pred)).all()
-        assert np.isfinite(numeric(model.summarize())).all()
+    pred = model.predict(*example.predict_args)
+    assert np.isfinite(numeric(pred)).all()
+    assert np.isfinite(numeric(model.summarize())).all()
 
 
-@pytest.mark.xfail(raises=FitError, strict=True, reason=(
-    "inference.Engine.laplace searches the Jacobian-adjusted mode from the MAP; when "
-    "the MAP sits at a boundary (logit ~60) or in the hierarchical funnel (log sd ~ -12) "
-    "L-BFGS-B stalls there (|grad| 1-5) and the Hessian is not negative definite. "
-    "Started from np.clip(x, -5, 5) or the initial point, both cases converge."))
 @pytest.mark.parametrize("case", ["single_boundary_counts", "hierarchical_seed_452"])
 def test_laplace_exists_at_boundary_counts(case):
     if case == "single_boundary_counts":  # judged_pos = 0 of 2, tp = 0 of 1, tn = 0 of 1
@@ -472,9 +455,8 @@ def test_bayesian_map_in_range_and_label_flip_symmetric(counts, flat):
     if tn / m0 + tp / m1 > 1:  # identified; else the MAP is a local mode, see below
         _assert_flipped(fit.map_, flip.map_)
     if not flat:  # Laplace intervals (flat: the logit of an empty class has no curvature)
-        pred = laplace_or_known_defect(fit.predict)
-        if pred is not None:
-            check_probabilities(pred, 0.95)
+        pred = fit.predict()
+        check_probabilities(pred, 0.95)
 
 
 def _assert_flipped(fit: dict, flip: dict, atol: float = 1e-6) -> None:
@@ -529,9 +511,8 @@ def judgment_tables(draw):
 def test_misclassification_random_tables_give_finite_estimates(tables):
     fit = quiet(MisclassificationModel().fit, *tables)
     assert all(np.isfinite(v).all() for v in fit.map_.values())
-    pred = laplace_or_known_defect(fit.predict)
-    if pred is not None:
-        check_probabilities(pred, 0.95)
+    pred = fit.predict()
+    check_probabilities(pred, 0.95)
 
 
 # =========================================================================== metrics

@@ -36,11 +36,7 @@ README = ROOT / "README.md"
 MAKEFILE = ROOT / "Makefile"
 
 #: Warnings the README examples may raise, with the reason each is not a README bug.
-ALLOWED = [
-    (UserWarning, r"pandalm_(votes|judgments): skipped \d+ (unparsable|row)",
-     "the shipped PandaLM data has 25 GPT-3.5 verdicts that cannot be parsed; the "
-     "loaders say so on every call (bayesjudge.datasets owns the message)"),
-]
+ALLOWED: list[tuple[type[Warning], str, str]] = []
 
 
 def _blocks(language: str) -> list[tuple[int, str]]:

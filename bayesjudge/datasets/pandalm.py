@@ -156,13 +156,23 @@ def _check_judge(judge: str) -> None:
         raise ValueError(f"judge={judge!r}; choose one of {list(PANDALM_JUDGES)}.")
 
 
+Unparsable = Literal["warn", "drop"]
+
+
+def _check_unparsable(unparsable: str) -> None:
+    if unparsable not in ("warn", "drop"):
+        raise ValueError(f"unparsable={unparsable!r}; choose 'warn' or 'drop'.")
+
+
 def pandalm_votes(
     data: pd.DataFrame | None = None,
     judges: Sequence[Literal["gpt35", "pandalm7b"]] = PANDALM_JUDGES,
+    unparsable: Unparsable = "warn",
 ) -> pd.DataFrame:
     """Votes table (one row per judge verdict) from PandaLM's LLM judges.
 
-    Unparsable verdicts are skipped with a ``UserWarning`` that says how many.
+    Unparsable verdicts (25 of GPT-3.5's in the shipped test set) are skipped,
+    with a ``UserWarning`` that says how many unless ``unparsable="drop"``.
 
     Parameters
     ----------
@@ -170,6 +180,9 @@ def pandalm_votes(
         Output of :func:`load_pandalm`; loaded if omitted.
     judges : sequence of {"gpt35", "pandalm7b"}
         Which judges' verdicts to include.
+    unparsable : {"warn", "drop"}
+        ``"warn"`` says how many verdicts were skipped; ``"drop"`` skips them
+        silently (for callers who know, e.g. the README's examples).
 
     Returns
     -------
@@ -177,12 +190,13 @@ def pandalm_votes(
         Columns ``item``, ``judge``, ``vote`` in {-1, 0, +1} (+1 = response1
         better), ordered by judge then item.
     """
+    _check_unparsable(unparsable)
     data = _pandalm_or_load(data)
     frames = []
     for judge in judges:
         _check_judge(judge)
         ok = data[judge].notna()
-        if (~ok).any():
+        if (~ok).any() and unparsable == "warn":
             warnings.warn(
                 f"pandalm_votes: skipped {int((~ok).sum())} unparsable {judge} verdict(s) "
                 f"of {len(data)} items.",
@@ -224,6 +238,7 @@ def pandalm_judgments(
     judge: Literal["gpt35", "pandalm7b"] = "gpt35",
     system: str | Sequence[str] | None = None,
     data: pd.DataFrame | None = None,
+    unparsable: Unparsable = "warn",
 ) -> pd.DataFrame:
     """Binary win/not-win judgments per evaluated system, for the misclassification model.
 
@@ -232,7 +247,8 @@ def pandalm_judgments(
     (S loses **or tie**); ``human_label`` is the same binarisation of the human
     majority. The true "accuracy" theta of S is thus its strict win rate against the
     other PandaLM models under the human majority. Items with an unparsable judge
-    verdict are skipped with a ``UserWarning`` saying how many. Every row has a
+    verdict are skipped with a ``UserWarning`` saying how many (silently with
+    ``unparsable="drop"``). Every row has a
     human label, so split into test / calibration sets as the experiment requires.
 
     Parameters
@@ -245,6 +261,8 @@ def pandalm_judgments(
         (``system``, ``item``).
     data : pandas.DataFrame, optional
         Output of :func:`load_pandalm`; loaded if omitted.
+    unparsable : {"warn", "drop"}
+        Say how many rows were skipped (default), or skip them silently.
 
     Returns
     -------
@@ -253,6 +271,7 @@ def pandalm_judgments(
         (int 0/1), ordered by system then item.
     """
     _check_judge(judge)
+    _check_unparsable(unparsable)
     data = _pandalm_or_load(data)
     available = sorted(set(data["model_1"]) | set(data["model_2"]))
     if system is None:
@@ -264,7 +283,7 @@ def pandalm_judgments(
             raise ValueError(f"system={unknown}; choose among {available}.")
     ok = data[judge].notna()
     n_bad = {s: int((~ok & ((data.model_1 == s) | (data.model_2 == s))).sum()) for s in systems}
-    if sum(n_bad.values()):
+    if sum(n_bad.values()) and unparsable == "warn":
         warnings.warn(
             f"pandalm_judgments: skipped {sum(n_bad.values())} row(s) with an unparsable "
             f"{judge} verdict ({', '.join(f'{s}: {k}' for s, k in n_bad.items() if k)}).",

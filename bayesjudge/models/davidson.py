@@ -324,8 +324,13 @@ class DavidsonAggregator(BayesianModel):
         counts = np.stack([rng.multinomial(n_votes, p) for p in latent])
         s, t = vote_features(counts)
         p = np.exp(davidson_log_probs(2.0 * s, -0.5))  # columns -1, 0, +1
-        labels = np.array([rng.choice([-1, 0, 1], p=row) for row in p])
-        labels[:3] = [-1, 0, 1]  # every label value present in the calibration set
+        # Redraw until the 40 calibration labels hold every value (the fit needs
+        # all three): conditioning on that event, unlike forcing three labels,
+        # leaves the labels distributed as eq. 4 says (coverage tests use truth).
+        while True:
+            labels = (rng.random((n_items, 1)) > np.cumsum(p, axis=1)).sum(axis=1) - 1
+            if set(labels[:40].tolist()) == {-1, 0, 1}:
+                break
         items = [f"item-{i:03d}" for i in range(n_items)]
         votes = pd.DataFrame({"item": np.repeat(items, n_votes),
                               "vote": np.concatenate([np.repeat([1, 0, -1], c) for c in counts])})
