@@ -157,6 +157,14 @@ class BayesianModel(ABC):
         """
         return {}
 
+    def _map_starts(self, fd: FitData, engine) -> list[np.ndarray | None]:
+        """Starting points of the MAP search (None: the graph's initial point).
+
+        The best optimum over the starts is kept; override where the data can
+        put the mode on the far side of a barrier the default start sits behind.
+        """
+        return [None]
+
     # -- priors -------------------------------------------------------------------
     def _prior_names(self) -> tuple[str, ...]:
         """Names of ``default_priors`` this configuration uses (all, unless overridden)."""
@@ -255,9 +263,9 @@ class BayesianModel(ABC):
         if method == "map":
             # The Laplace covariance is computed on first use of idata_: a loop
             # over calibration splits that only predicts never pays for it.
-            self._map_result: MAPResult | None = engine.find_map(
-                random_seed=self.random_seed, laplace=False
-            )
+            fits = [engine.find_map(x0=x0, random_seed=self.random_seed, laplace=False)
+                    for x0 in self._map_starts(fd, engine)]
+            self._map_result: MAPResult | None = max(fits, key=lambda r: r.logp)
             self.map_ = {k: np.asarray(v) for k, v in self._map_result.point.items()}
         else:
             self._map_result = None

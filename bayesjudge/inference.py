@@ -211,6 +211,15 @@ class Engine:
         """Map an unconstrained vector to named constrained values."""
         return dict(zip(self.param_names, self._constrain(np.asarray(x, dtype=float))))
 
+    def value_slices(self) -> dict[str, slice]:
+        """Where each free variable (unconstrained value name) sits in the vector ``x``."""
+        out, start = {}, 0
+        for name, shape in zip(self.value_names, self._shapes):
+            size = int(np.prod(shape, dtype=int))
+            out[name] = slice(start, start + size)
+            start += size
+        return out
+
     def find_map(
         self,
         x0: np.ndarray | None = None,

@@ -23,10 +23,10 @@ family): Davidson left/right mirror symmetry (predictions and fits); the
 misclassification estimates in [0, 1] for any valid counts and their
 label-flip symmetry (closed forms and the Bayesian MAP); metrics in range.
 
-One ``xfail(strict=True)`` test pins a defect hypothesis found (the MAP's local mode
-when the calibration says the judge is worse than chance); it turns into a failure --
-remove the marker -- once fixed. The Laplace step at boundary MAPs, found the same
-way, is fixed and tested (``test_laplace_exists_at_boundary_counts``).
+Two defects hypothesis found are fixed and tested here: the Laplace step at boundary
+MAPs (``test_laplace_exists_at_boundary_counts``) and the MAP's local mode when the
+calibration says the judge is worse than chance
+(``test_map_is_the_mle_when_calibration_says_worse_than_chance``).
 About 30 s on 2 shared cores (15 examples per property).
 """
 
@@ -465,11 +465,6 @@ def _assert_flipped(fit: dict, flip: dict, atol: float = 1e-6) -> None:
     np.testing.assert_allclose(flip["sensitivity"], fit["specificity"], atol=atol)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "MAP from GOOD_JUDGE_START stops in a local mode when the calibration data say "
-    "q0_hat + q1_hat <= 1 (IdentifiabilityWarning): (59, 60, 0, 2, 0, 2) gives accuracy "
-    "0.328 at logp -6.96, the MLE is 1/60 at logp -0.99 (Engine.find_map(n_starts=20) "
-    "finds it); the flipped counts (1, 60, 0, 2, 0, 2) reach their MLE 59/60."))
 def test_map_is_the_mle_when_calibration_says_worse_than_chance():
     fit = quiet(MisclassificationModel().fit_counts, 1, 60, 0, 2, 0, 2)
     flip = quiet(MisclassificationModel().fit_counts, *_flip(1, 60, 0, 2, 0, 2))

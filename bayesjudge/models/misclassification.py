@@ -37,6 +37,7 @@ OBS = ("test", "calibration_0", "calibration_1")
 """The three binomial observations: judged_pos of n test items (prob. p), tn of
 the m0 human-'incorrect' calibration items (q0), tp of the m1 human-'correct' ones (q1)."""
 PROBABILITIES = ("accuracy", "specificity", "sensitivity")
+RATES = ("specificity", "sensitivity")
 # Warnings point at the first frame outside the package (the user's fit call),
 # however deep inside bayesjudge they are raised.
 
@@ -86,6 +87,27 @@ def set_start(rv, value: float | None) -> None:
         model = pm.modelcontext(None)
         shape = tuple(len(model.coords[d]) for d in model.named_vars_to_dims.get(rv.name, ()))
         model.set_initval(rv, np.full(shape, float(value)))
+
+
+def mirrored_start(engine) -> np.ndarray:
+    """The engine's initial point with every judge rate q started at 1 - q.
+
+    The label-swapped mode (theta -> 1 - theta, q0 -> 1 - q1, q1 -> 1 - q0) lies
+    behind the barrier q0 + q1 = 1 from :data:`GOOD_JUDGE_START`; when the
+    calibration data say the judge is worse than chance the MAP is there.
+    Negating the rates' logits (not their sds or offsets) moves the start across.
+    """
+    x = engine.x0.copy()
+    for name, where in engine.value_slices().items():
+        if name.startswith(RATES) and "_sd" not in name and "offset" not in name:
+            x[where] = -x[where]
+    return x
+
+
+def calibration_says_worse_than_chance(counts: MisclassificationCounts) -> bool:
+    """True when the pooled calibration estimates give q0_hat + q1_hat <= 1."""
+    pooled = counts.pooled_calibration()
+    return bool(np.asarray(pooled.q0_hat)[0] + np.asarray(pooled.q1_hat)[0] <= 1)
 
 
 def counts_arrays(counts: MisclassificationCounts) -> tuple[np.ndarray, np.ndarray]:
@@ -310,6 +332,11 @@ class MisclassificationModel(BayesianModel):
             observed={"counts": (("obs",), successes), "trials": (("obs",), trials)},
             extra={"counts": counts},
         )
+
+    def _map_starts(self, fd: FitData, engine) -> list[np.ndarray | None]:
+        if calibration_says_worse_than_chance(fd.extra["counts"]):
+            return [mirrored_start(engine), None]
+        return [None]
 
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()

@@ -31,8 +31,10 @@ from bayesjudge.models.misclassification import (
     PROBABILITIES,
     as_counts,
     binomial_loglik,
+    calibration_says_worse_than_chance,
     counts_arrays,
     judged_rate,
+    mirrored_start,
     posterior_table,
     probability_parameter,
     set_start,
@@ -213,6 +215,11 @@ class HierarchicalMisclassificationModel(BayesianModel):
             shape_key=(len(systems),),
             extra={"counts": counts},
         )
+
+    def _map_starts(self, fd: FitData, engine) -> list[np.ndarray | None]:
+        if calibration_says_worse_than_chance(fd.extra["counts"]):
+            return [mirrored_start(engine), None]
+        return [None]
 
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()
