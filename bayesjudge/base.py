@@ -25,6 +25,7 @@ import pymc as pm
 import xarray as xr
 
 from bayesjudge.constants import CI_PROB, __version__
+from bayesjudge.data import check_ci_prob
 from bayesjudge.inference import (
     MAPResult,
     Sampler,
@@ -42,7 +43,6 @@ __all__ = [
     "FitData",
     "ModelFileError",
     "NotFittedError",
-    "check_ci_prob",
     "load",
     "registered_models",
 ]
@@ -56,16 +56,6 @@ _REGISTRY: dict[str, type["BayesianModel"]] = {}
 
 class NotFittedError(AttributeError):
     """A fitted attribute or method was used before ``fit``."""
-
-
-def check_ci_prob(ci_prob: float) -> float:
-    """Return ``ci_prob`` if it lies in (0, 1); raise ValueError saying the fix otherwise."""
-    if not (isinstance(ci_prob, (int, float, np.floating)) and 0 < ci_prob < 1):
-        raise ValueError(
-            f"ci_prob must lie in (0, 1), got {ci_prob!r}; it is the interval's mass, "
-            f"e.g. ci_prob={CI_PROB} for a {CI_PROB:.0%} interval."
-        )
-    return float(ci_prob)
 
 
 def registered_models() -> dict[str, type["BayesianModel"]]:

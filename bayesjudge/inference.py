@@ -285,20 +285,15 @@ class Engine:
         # (log sd ~ -12): the Jacobian term's gradient is huge there. Restarting
         # from the MAP clipped to +-5 or from the initial point converges in the
         # cases found (tests/test_properties.py); keep the best converged mode.
-        best = None
+        best = (fit.x, None, -np.inf)  # (centre, covariance, log density)
         for start in (fit.x, np.clip(fit.x, -5.0, 5.0), self.x0):
             res = self._maximise(self._logp_dlogp_jac, start)
-            if not np.isfinite(res.fun):
-                continue
-            cov = self.laplace_cov(res.x)
-            if best is None or (cov is not None, -res.fun) > (best[1] is not None, -best[0].fun):
-                best = (res, cov)
+            cov = self.laplace_cov(res.x) if np.isfinite(res.fun) else None
+            if (cov is not None, -res.fun) > (best[1] is not None, best[2]):
+                best = (res.x, cov, -res.fun)
             if cov is not None and np.max(np.abs(res.jac)) < 1e-3:
                 break
-        if best is None:
-            fit.laplace_x, fit.cov = fit.x, None
-            return
-        fit.laplace_x, fit.cov = best[0].x, best[1]
+        fit.laplace_x, fit.cov = best[0], best[1]
 
     def _has_transforms(self) -> bool:
         return any(self.model.rvs_to_transforms.get(rv) is not None for rv in self.model.free_RVs)

@@ -266,8 +266,13 @@ for name, fits in (
 # `*_se_*` (mean -/+ 1.96 SE, the error bars of the paper's Figure 2).
 
 # %%
-result = split_protocol(counts, gold, n_splits=N_SPLITS, calibration_fraction=CALIBRATION_FRACTION,
-                        random_seed=SEED, progressbar=False)
+with warnings.catch_warnings(record=True) as caught:  # shown as plain notes below
+    warnings.simplefilter("always")
+    result = split_protocol(counts, gold, n_splits=N_SPLITS,
+                            calibration_fraction=CALIBRATION_FRACTION,
+                            random_seed=SEED, progressbar=False)
+for w in caught:
+    print(f"note: {w.message}")
 print(result)
 print("top cluster:", result.top_cluster_text())
 result.summary

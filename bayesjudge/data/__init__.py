@@ -19,6 +19,7 @@ from bayesjudge.data.schema import (  # noqa: F401  (re-exports)
     Labels,
     VoteCounts,
     align_calibration,
+    check_ci_prob,
     check_integer_values,
     check_no_missing,
     require_frame,

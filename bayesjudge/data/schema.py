@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from bayesjudge.constants import CI_PROB
+
 COUNT_COLUMNS = ("n_pos", "n_tie", "n_neg")
 TERNARY = (-1, 0, 1)
 BINARY = (0, 1)
@@ -269,3 +271,18 @@ def align_calibration(votes: VoteCounts, labels: Labels) -> np.ndarray:
             f"int vs str)."
         )
     return votes.counts[pos]
+
+
+def check_ci_prob(ci_prob: float) -> float:
+    """Return ``ci_prob`` as a float, or raise a DataValidationError unless it lies in (0, 1).
+
+    The one check of an interval's mass, used by every ``ci_prob`` argument.
+    """
+    if isinstance(ci_prob, bool) or not (
+        isinstance(ci_prob, (int, float, np.floating)) and 0 < ci_prob < 1
+    ):
+        raise DataValidationError(
+            f"ci_prob must lie in (0, 1), got ci_prob={ci_prob!r}. Fix: pass the interval's "
+            f"probability as a fraction, e.g. ci_prob={CI_PROB} (not {100 * CI_PROB:g})."
+        )
+    return float(ci_prob)

@@ -10,8 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import norm
 
-from bayesjudge.constants import CI_PROB
-from bayesjudge.data import DataValidationError
+from bayesjudge.data import DataValidationError, check_ci_prob
 
 __all__ = [
     "HAT",
@@ -315,16 +314,6 @@ def z_quantile(alpha: float) -> float:
     """
     check_alpha(alpha)
     return float(norm.ppf(1 - alpha / 2))
-
-
-def check_ci_prob(ci_prob: float) -> float:
-    """Return ``ci_prob`` as a float, or raise a DataValidationError unless it lies in (0, 1)."""
-    if not (isinstance(ci_prob, (int, float, np.floating)) and 0 < ci_prob < 1):
-        raise DataValidationError(
-            f"ci_prob must lie in (0, 1), got ci_prob={ci_prob!r}. Fix: pass the interval's "
-            f"probability as a fraction, e.g. ci_prob={CI_PROB} (not {100 * CI_PROB:g})."
-        )
-    return float(ci_prob)
 
 
 def as_output(x: NDArray) -> Float:

@@ -18,10 +18,11 @@ import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 
-from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData, check_ci_prob
+from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData
 from bayesjudge.data import (
     DataValidationError,
     align_calibration,
+    check_ci_prob,
     validate_labels,
     validate_votes,
 )

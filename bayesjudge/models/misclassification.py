@@ -22,11 +22,12 @@ import pymc as pm
 import pytensor.tensor as pt
 from scipy.stats import binom
 
-from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData, check_ci_prob
+from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData
 from bayesjudge.data import (
     DataValidationError,
     MisclassificationCounts,
     check_calibration_classes,
+    check_ci_prob,
     validate_judgment_counts,
     validate_misclassification,
 )

@@ -23,8 +23,8 @@ import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 
-from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData, check_ci_prob
-from bayesjudge.data import DataValidationError, check_calibration_classes
+from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData
+from bayesjudge.data import DataValidationError, check_calibration_classes, check_ci_prob
 from bayesjudge.models.misclassification import (
     GOOD_JUDGE_START,
     OBS,
