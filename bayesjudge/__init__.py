@@ -1,28 +1,41 @@
 """bayesjudge: Bayesian models that turn noisy LLM-as-a-judge outputs into
 calibrated evaluation results (PyMC + ArviZ)."""
 
+from bayesjudge import metrics, rewards  # noqa: F401  (subpackages as attributes)
 from bayesjudge.base import BayesianModel, NotFittedError, load, registered_models
 from bayesjudge.comparison import compare
 from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import DataValidationError
+from bayesjudge.data.comparisons import symmetrize
+from bayesjudge.models.bradley_terry import BradleyTerry, BTSigma
+from bayesjudge.models.bt_davidson import DavidsonBT
 from bayesjudge.models.davidson import DavidsonAggregator
 from bayesjudge.models.misclassification import MisclassificationModel
 from bayesjudge.models.misclassification_allocation import bayesian_allocation
 from bayesjudge.models.misclassification_hierarchical import HierarchicalMisclassificationModel
+from bayesjudge.models.preference import PreferenceDistribution, TemperatureScaling
+from bayesjudge.models.preference_alignment import alignment_error
 from bayesjudge.priors import Prior
 
 __all__ = [
     "CI_PROB",
+    "BTSigma",
     "BayesianModel",
+    "BradleyTerry",
     "DataValidationError",
     "DavidsonAggregator",
+    "DavidsonBT",
     "HierarchicalMisclassificationModel",
     "MisclassificationModel",
     "NotFittedError",
+    "PreferenceDistribution",
     "Prior",
+    "TemperatureScaling",
     "__version__",
+    "alignment_error",
     "bayesian_allocation",
     "compare",
     "load",
     "registered_models",
+    "symmetrize",
 ]

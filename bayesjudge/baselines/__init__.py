@@ -2,8 +2,18 @@
 
 * :mod:`~bayesjudge.baselines.votes` -- vote aggregation (SC, rounded median,
   Soft-SC, CI-SC; Dadkhahi et al. 2025, arXiv:2512.03019).
+* :mod:`~bayesjudge.baselines.calibration` -- post-hoc correctors of a probabilistic
+  judge: contextual and batch calibration (Li, Li, Huang et al. 2025, arXiv:2510.00263).
 """
 
+from bayesjudge.baselines.calibration import BatchCalibration, ContextualCalibration
+from bayesjudge.baselines.ranking import (
+    avg_prob,
+    ece_temperature,
+    human_preferences,
+    temperature_calibrate,
+    temperature_scale,
+)
 from bayesjudge.baselines.votes import (
     ci_self_consistency,
     majority_vote,
@@ -12,8 +22,15 @@ from bayesjudge.baselines.votes import (
 )
 
 __all__ = [
+    "BatchCalibration",
+    "ContextualCalibration",
     "ci_self_consistency",
     "majority_vote",
     "rounded_median",
     "soft_self_consistency",
+    "avg_prob",
+    "ece_temperature",
+    "human_preferences",
+    "temperature_calibrate",
+    "temperature_scale",
 ]

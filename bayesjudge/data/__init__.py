@@ -2,6 +2,21 @@
 and the small real datasets shipped with the package (files in this folder, see its
 README, LICENSE and NOTICE)."""
 
+from bayesjudge.data.annotations import (  # noqa: F401  (re-exports)
+    OUTCOME_LABELS,
+    AnnotationCounts,
+    JudgeOutputs,
+    align_outputs,
+    check_both_classes,
+    validate_annotations,
+    validate_judge_outputs,
+)
+from bayesjudge.data.comparisons import (  # noqa: F401  (re-exports)
+    COMPARISON_OUTCOMES,
+    Comparisons,
+    symmetrize,
+    validate_comparisons,
+)
 from bayesjudge.data.judgments import (  # noqa: F401  (re-exports)
     MisclassificationCounts,
     check_calibration_classes,

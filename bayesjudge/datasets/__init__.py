@@ -17,10 +17,23 @@ package's long tables (see the data contracts in CONTRIBUTING.md):
   exactly the parameters of those models (Dadkhahi et al. (2025), eqs. 2-4; Lee et
   al. (2025), eqs. 1 and 3). Every simulator takes one ``random_seed`` and never
   touches global RNG state.
+* :mod:`~bayesjudge.datasets.summeval`, :mod:`~bayesjudge.datasets.topical_chat`:
+  human scores of SummEval and Topical-Chat (with UniEval as one real judge), the
+  ground truth of Qian, Sun, Gales & Knill (2026), "Who can we trust? LLM-as-a-jury
+  for Comparative Assessment", arXiv:2602.16610;
+* :mod:`~bayesjudge.datasets.preferences`: PandaLM and WMT23 zh-en as annotations
+  (preference distributions) and judge outputs for Li, Li, Huang et al. (2025),
+  "Judging with Confidence: Calibrating Autoraters to Preference Distributions",
+  arXiv:2510.00263; :mod:`~bayesjudge.datasets.simulate_autorater`: probabilistic
+  judges of stated miscalibration against a known p*;
+* :mod:`~bayesjudge.datasets.juries`: PandaLM and WMT23 zh-en as real juries in the
+  comparisons table; :mod:`~bayesjudge.datasets.simulate_jury`: judges of stated
+  reliability, positional bias and sparse designs on top of real human scores.
 
 Files are found by :func:`~bayesjudge.datasets.files.resolve_data_file`.
 """
 
+from bayesjudge.datasets.juries import PANDALM_JURY, pandalm_jury, wmt23_jury
 from bayesjudge.datasets.pandalm import (
     PANDALM_FILES,
     PANDALM_JUDGES,
@@ -29,7 +42,22 @@ from bayesjudge.datasets.pandalm import (
     pandalm_labels,
     pandalm_votes,
 )
+from bayesjudge.datasets.preferences import (
+    pandalm_annotations,
+    pandalm_judge_outputs,
+    wmt23_annotations,
+)
 from bayesjudge.datasets.simulate import simulate_davidson_votes, simulate_misclassification
+from bayesjudge.datasets.simulate_autorater import SimulatedAutorater, simulate_autorater
+from bayesjudge.datasets.simulate_jury import simulate_jury
+from bayesjudge.datasets.summeval import SUMMEVAL_ASPECTS, SUMMEVAL_FILE, load_summeval
+from bayesjudge.datasets.topical_chat import (
+    TOPICAL_CHAT_ASPECTS,
+    TOPICAL_CHAT_DIMENSIONS,
+    TOPICAL_CHAT_FILE,
+    load_topical_chat,
+    topical_chat_unieval_judge,
+)
 from bayesjudge.datasets.wmt23 import (
     MQM_WEIGHTS,
     WMT23_SXS_FILE,
@@ -50,4 +78,21 @@ __all__ = [
     "simulate_davidson_votes",
     "simulate_misclassification",
     "wmt23_preferences",
+    "PANDALM_JURY",
+    "SUMMEVAL_ASPECTS",
+    "SUMMEVAL_FILE",
+    "TOPICAL_CHAT_ASPECTS",
+    "TOPICAL_CHAT_DIMENSIONS",
+    "TOPICAL_CHAT_FILE",
+    "load_summeval",
+    "load_topical_chat",
+    "pandalm_jury",
+    "simulate_jury",
+    "topical_chat_unieval_judge",
+    "wmt23_jury",
+    "SimulatedAutorater",
+    "pandalm_annotations",
+    "pandalm_judge_outputs",
+    "simulate_autorater",
+    "wmt23_annotations",
 ]

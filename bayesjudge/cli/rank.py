@@ -1,0 +1,151 @@
+"""``bayesjudge rank``: rank items from pairwise judgments of several judges.
+
+Fits the Bradley-Terry family of Qian, Sun, Gales & Knill (2026), Who can we
+trust? LLM-as-a-jury for Comparative Assessment, arXiv:2602.16610 (soft / hard
+BT, eqs. 1-2; BT-sigma, eq. 13), or Davidson's tie model with optional judge
+discriminators and positional bias, and writes one ranking row per (context,
+item) with rank credible intervals and P(best).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from bayesjudge.cli.files import FILES_HELP, UsageError, check_output_file, read_table
+from bayesjudge.constants import CI_PROB
+
+PCT = f"{100 * CI_PROB:g}%"
+
+EPILOG_RANK = """\
+file format
+  COMPARISONS.csv  one row per judgment: judge,left,right and either
+                   prob     P(left beats right) in [0, 1]     (soft judges), or
+                   outcome  left, right or tie                 (hard verdicts);
+                   optional context (items are compared only within it: an article,
+                   a prompt) and aspect. Sparse designs and pairs judged in one order
+                   only are fine. Pairs judged in both orders are symmetrised first
+                   (eq. 3) by bt and bt-sigma.
+
+models (Qian, Sun, Gales & Knill 2026, arXiv:2602.16610)
+  bt           soft (eq. 2) or hard (eq. 1) Bradley-Terry, every judge trusted alike
+  bt-sigma     BT-sigma (eq. 13): one discriminator sigma_k per judge, learned from the
+               comparisons alone; 1/sigma_k is the judge's reliability (default)
+  davidson-bt  Davidson's model with ties (hard outcomes), --tie global|per-judge;
+               --discriminators adds sigma_k, --position-bias a per-judge bias toward
+               the left slot (use it when pairs were judged in one order only)
+
+output
+  RANKING.csv  one row per (context, item): posterior mean skill with its %(pct)s interval
+               (--level), rank (1 = best) with its interval, P(best). --judges writes
+               each judge's discriminator sigma_k and reliability 1/sigma_k (and tie /
+               bias parameters) with intervals. --method map gives a Laplace
+               approximation around the MAP; --method nuts the full posterior.
+
+%(files)s
+example
+  bayesjudge rank comparisons.csv --model bt-sigma --out ranking.csv --judges judges.csv
+""" % {"pct": PCT, "files": FILES_HELP}
+
+MODELS = ("bt", "bt-sigma", "davidson-bt")
+
+
+def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, check_seed):
+    """Register ``rank`` on the subparsers ``sub`` (helpers come from ``cli.app``)."""
+
+    def check(args: argparse.Namespace) -> None:
+        check_level(args.level)
+        if args.method == "nuts":
+            check_nuts(args.draws, args.tune, args.chains)
+        check_seed(args.seed)
+        if args.model == "davidson-bt" and args.kind == "soft":
+            raise UsageError("--kind soft does not apply to --model davidson-bt (Davidson's "
+                             "model is for hard outcomes with ties). Fix: drop --kind, or "
+                             "use --model bt-sigma for soft probabilities.")
+        if args.model != "davidson-bt" and (args.position_bias or args.discriminators
+                                             or args.tie != "global"):
+            raise UsageError("--tie, --discriminators and --position-bias apply to --model "
+                             "davidson-bt only. Fix: add --model davidson-bt or drop them.")
+        if args.per_aspect and args.model != "bt-sigma":
+            raise UsageError("--per-aspect applies to --model bt-sigma only (one "
+                             "discriminator per judge and aspect).")
+        check_output_file(args.out, "--out", (args.comparisons,))
+        if args.judges:
+            check_output_file(args.judges, "--judges", (args.comparisons,))
+            if args.judges == args.out:
+                raise UsageError("--judges and --out name the same file. Fix: give two "
+                                 "different paths.")
+
+    rank = sub.add_parser(
+        "rank",
+        help="rank items from pairwise judgments of several judges (BT, BT-sigma, Davidson)",
+        description="Rank items with credible intervals from pairwise comparisons by "
+        "several judges of unknown reliability, learning how far to trust each judge "
+        "(BT-sigma of Qian, Sun, Gales & Knill 2026, arXiv:2602.16610), with ties and "
+        "positional bias by Davidson's model.",
+        epilog=EPILOG_RANK,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rank.add_argument("comparisons", metavar="COMPARISONS.csv",
+                      help="pairwise judgments (see the format below)")
+    rank.add_argument("--model", choices=MODELS, default="bt-sigma",
+                      help="bt, bt-sigma (default) or davidson-bt")
+    rank.add_argument("--kind", choices=["soft", "hard"], default=None,
+                      help="soft (probabilities, default for bt / bt-sigma) or hard "
+                      "(outcomes; davidson-bt is always hard)")
+    rank.add_argument("--per-aspect", action="store_true",
+                      help="bt-sigma: one discriminator per judge and aspect (BT-sigma-asp)")
+    rank.add_argument("--tie", choices=["global", "per-judge"], default="global",
+                      help="davidson-bt: one tie parameter (default) or one per judge")
+    rank.add_argument("--discriminators", action="store_true",
+                      help="davidson-bt: add a discriminator sigma_k per judge")
+    rank.add_argument("--position-bias", action="store_true",
+                      help="davidson-bt: add a per-judge bias toward the left slot")
+    rank.add_argument("--method", choices=["map", "nuts"], default="map",
+                      help="MAP with a Laplace approximation (fast, default) or NUTS")
+    rank.add_argument("--level", type=float, default=CI_PROB,
+                      help=f"credible interval level in (0.5, 1), default {CI_PROB}")
+    add_nuts_options(rank)
+    rank.add_argument("--out", required=True, metavar="RANKING.csv",
+                      help="output CSV (its folder must exist)")
+    rank.add_argument("--judges", default=None, metavar="JUDGES.csv",
+                      help="also write each judge's reliability table as CSV")
+    add_common(rank)
+    rank.set_defaults(func=run_rank, check=check)
+    return rank
+
+
+def build_model(args: argparse.Namespace):
+    """The configured model of a ``rank`` command line."""
+    from bayesjudge import BradleyTerry, BTSigma, DavidsonBT
+
+    if args.model == "bt":
+        return BradleyTerry(kind=args.kind or "soft", random_seed=args.seed)
+    if args.model == "bt-sigma":
+        return BTSigma(kind=args.kind or "soft", per_aspect=args.per_aspect,
+                       random_seed=args.seed)
+    return DavidsonBT(discriminators=args.discriminators,
+                      tie=args.tie.replace("-", "_"),
+                      position_bias=args.position_bias, random_seed=args.seed)
+
+
+def run_rank(args: argparse.Namespace) -> int:
+    comparisons = read_table(args.comparisons, "comparisons")
+    model = build_model(args)
+    model.fit(comparisons, method=args.method, draws=args.draws, tune=args.tune,
+              chains=args.chains)
+    ranking = model.ranking(ci_prob=args.level)
+    ranking.to_csv(args.out, index=False)
+    judges = model.judges(ci_prob=args.level)
+    if args.judges:
+        judges.to_csv(args.judges, index=False)
+    fmt = {"float_format": lambda v: f"{v:.3f}", "index": False}
+    n_ctx = ranking["context"].nunique() if "context" in ranking else 1
+    print(f"{type(model).__name__} ({args.method}) on {len(comparisons)} comparisons, "
+          f"{len(ranking)} items in {n_ctx} context(s):")
+    head = ranking if n_ctx == 1 else ranking.groupby("context", sort=False).head(3)
+    print(head.head(30).to_string(**fmt))
+    if len(judges):
+        print("judges:")
+        print(judges.to_string(**fmt))
+    print(f"wrote {args.out}" + (f" and {args.judges}" if args.judges else ""))
+    return 0

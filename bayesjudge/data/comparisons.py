@@ -1,0 +1,412 @@
+"""Validation and sufficient statistics of the pairwise comparisons table, and eq. 3.
+
+The Bradley-Terry family of Qian, Sun, Gales & Knill (2026), "Who can we trust?
+LLM-as-a-jury for Comparative Assessment", arXiv:2602.16610 (sections 3-4) reads a
+long table ``judge, left, right`` with either ``prob`` = P(left beats right) in
+[0, 1] (soft) or ``outcome`` in {left, right, tie} (hard), and optional ``context``
+(an article or prompt: items are compared, and have skills, only within it) and
+``aspect`` (a separate ranking per aspect). :func:`validate_comparisons` checks the
+table once and collapses it to one *cell* per distinct (context, aspect, left, right,
+judge), a :class:`Comparisons` that the models accept in place of the table, so a
+million rows cost no more than their distinct cells. :func:`symmetrize` is the
+paper's debiasing step, eq. 3.
+
+Ids are compared exactly as given and keep first-appearance order. With a
+``context`` column an item id names one skill *per context* (the same id in two
+contexts is two different items, never merged), so ids repeating across contexts
+are normal. Without it every row belongs to one context and an id is one item
+everywhere: there is nothing to collide, and a table whose contexts are encoded in
+the ids (``"article7/sysA"``) simply ranks all of them together -- pass the
+``context`` column to compare items only within their context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from bayesjudge.data.schema import DataValidationError, require_frame, show_values
+
+__all__ = ["COMPARISON_OUTCOMES", "Comparisons", "symmetrize", "validate_comparisons"]
+
+COMPARISON_OUTCOMES = ("left", "tie", "right")
+"""Outcome labels of the hard table, in the column order of ``Comparisons.outcomes``."""
+_NAME = "comparisons"
+
+
+@dataclass(frozen=True)
+class Comparisons:
+    """A validated comparisons table collapsed to cells (sufficient statistics).
+
+    Build with :func:`validate_comparisons`; every model of the Bradley-Terry
+    family accepts it in place of the DataFrame and skips re-validation.
+
+    Attributes
+    ----------
+    kind : {"soft", "hard"}
+        Whether the table held ``prob`` or ``outcome``.
+    items, judges : pandas.Index
+        Ids in first-appearance order (items: reading ``left`` then ``right`` row by row).
+    contexts, aspects : pandas.Index or None
+        Ids of the optional columns (None when the table has no such column).
+    context, aspect, left, right, judge : ndarray of int64, shape (n_cells,)
+        Codes of each cell (``context``/``aspect`` are 0 without the column).
+    n : ndarray of float64
+        Rows (weight) of each cell.
+    prob_sum : ndarray of float64
+        Summed P(left wins) of the cell's rows; hard rows count 1 (left),
+        0.5 (tie), 0 (right).
+    outcomes : ndarray of float64, shape (n_cells, 3)
+        Rows with left / tie / right outcome; soft rows count as p > 0.5,
+        p = 0.5, p < 0.5.
+    n_rows : int
+        Rows of the table it was built from.
+    """
+
+    kind: Literal["soft", "hard"]
+    items: pd.Index
+    judges: pd.Index
+    contexts: pd.Index | None
+    aspects: pd.Index | None
+    context: np.ndarray
+    aspect: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    judge: np.ndarray
+    n: np.ndarray
+    prob_sum: np.ndarray
+    outcomes: np.ndarray
+    n_rows: int
+
+    def __len__(self) -> int:
+        return len(self.n)
+
+    @property
+    def n_contexts(self) -> int:
+        return 1 if self.contexts is None else len(self.contexts)
+
+    @property
+    def n_aspects(self) -> int:
+        return 1 if self.aspects is None else len(self.aspects)
+
+    @property
+    def group(self) -> np.ndarray:
+        """Ranking group of each cell: ``aspect * n_contexts + context``."""
+        return self.aspect * self.n_contexts + self.context
+
+    def to_frame(self) -> pd.DataFrame:
+        """The cells as a table (``n`` rows each; ``prob`` is the cell mean)."""
+        out = {}
+        if self.contexts is not None:
+            out["context"] = self.contexts.to_numpy()[self.context]
+        if self.aspects is not None:
+            out["aspect"] = self.aspects.to_numpy()[self.aspect]
+        out.update(judge=self.judges.to_numpy()[self.judge], left=self.items.to_numpy()[self.left],
+                   right=self.items.to_numpy()[self.right], n=self.n,
+                   prob=self.prob_sum / self.n)
+        for j, label in enumerate(COMPARISON_OUTCOMES):
+            out[f"n_{label}"] = self.outcomes[:, j]
+        return pd.DataFrame(out)
+
+
+def _codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    codes, uniques = pd.factorize(values, sort=False)
+    return codes.astype(np.int64), pd.Index(uniques, dtype=object)
+
+
+def _item_codes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, pd.Index]:
+    """Codes of ``left``/``right`` in one index, ordered by first appearance in reading order."""
+    cl, ul = _codes(df["left"])
+    cr, ur = _codes(df["right"])
+    merged, union = _codes(pd.Series(np.concatenate([ul.to_numpy(), ur.to_numpy()]), dtype=object))
+    n = len(df)
+    first = np.full(len(union), 2 * n + 2, dtype=np.int64)
+    # first row of each code (assignment in reverse: the earliest row is written last)
+    fl = np.empty(len(ul), dtype=np.int64)
+    fl[cl[::-1]] = np.arange(n)[::-1]
+    fr = np.empty(len(ur), dtype=np.int64)
+    fr[cr[::-1]] = np.arange(n)[::-1]
+    np.minimum.at(first, merged[: len(ul)], 2 * fl)
+    np.minimum.at(first, merged[len(ul):], 2 * fr + 1)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return rank[merged[: len(ul)]][cl], rank[merged[len(ul):]][cr], union[order]
+
+
+def _probabilities(df: pd.DataFrame) -> tuple[np.ndarray, Literal["soft", "hard"]]:
+    has_prob, has_outcome = "prob" in df.columns, "outcome" in df.columns
+    if has_prob and has_outcome:
+        raise DataValidationError(
+            f"{_NAME} has both a prob column (soft) and an outcome column (hard); give one. "
+            f"Fix: drop outcome to fit the probabilities, or drop prob to fit the outcomes.")
+    if not (has_prob or has_outcome):
+        raise DataValidationError(
+            f"{_NAME} has neither a prob column (P(left beats right) in [0, 1]) nor an outcome "
+            f"column (left / right / tie); it has {list(df.columns)}. Add one of them.")
+    if has_prob:
+        p = pd.to_numeric(df["prob"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        bad = ~((p >= 0) & (p <= 1))  # NaN fails too
+        if bad.any():
+            raise DataValidationError(
+                f"{_NAME}.prob must be a probability in [0, 1] (no NaN); found "
+                f"{show_values(pd.unique(df['prob'][bad]))} at rows {show_values(df.index[bad])}. "
+                f"Fix: drop or repair those rows (a logit or a percentage must be converted).")
+        return p, "soft"
+    codes, labels = _codes(df["outcome"])
+    value = {"left": 1.0, "tie": 0.5, "right": 0.0}
+    known = np.array([label in value for label in labels], dtype=bool)
+    if (codes < 0).any() or not known.all():
+        bad = [lab for lab, ok in zip(labels, known) if not ok] + (["NaN"] if (codes < 0).any()
+                                                                   else [])
+        raise DataValidationError(
+            f"{_NAME}.outcome must be one of {list(COMPARISON_OUTCOMES)}; found "
+            f"{show_values(bad)}. "
+            f"Fix: map your labels, e.g. {{'A': 'left', 'B': 'right', 'draw': 'tie'}}.")
+    return np.array([value[lab] for lab in labels])[codes], "hard"
+
+
+def validate_comparisons(comparisons: pd.DataFrame | Comparisons) -> Comparisons:
+    """Validate a comparisons table and collapse it to cells.
+
+    Parameters
+    ----------
+    comparisons : pandas.DataFrame or Comparisons
+        Columns ``judge``, ``left``, ``right`` and ``prob`` (soft) or ``outcome``
+        (hard); optional ``context`` and ``aspect``. Other columns are ignored.
+
+    Returns
+    -------
+    Comparisons
+        One cell per distinct (context, aspect, left, right, judge), cells in
+        first-appearance order.
+
+    Raises
+    ------
+    DataValidationError
+        Missing ids; both or neither of ``prob`` / ``outcome``; a probability
+        outside [0, 1] or NaN; an unknown outcome; a self-comparison (which also
+        catches an item compared only with itself and a context with one item);
+        items of a context (and aspect) that split into disconnected groups.
+    """
+    if isinstance(comparisons, Comparisons):
+        return comparisons
+    return _collapse(comparisons)[0]
+
+
+def _collapse(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray]:
+    """Validated cells and the cell of every row."""
+    df = require_frame(comparisons, _NAME, ["judge", "left", "right"])
+    optional = [c for c in ("context", "aspect") if c in df.columns]
+    for col in ["judge", "left", "right", *optional]:
+        missing = df[col].isna().to_numpy()
+        if missing.any():
+            raise DataValidationError(
+                f"{_NAME}.{col} has {missing.sum()} missing id(s) (NaN/None) at rows "
+                f"{show_values(df.index[missing])}; drop or fill those rows before fitting.")
+    p, kind = _probabilities(df)
+    left, right, items = _item_codes(df)
+    judge, judges = _codes(df["judge"])
+    context, contexts = _codes(df["context"]) if "context" in optional else (
+        np.zeros(len(df), np.int64), None)
+    aspect, aspects = _codes(df["aspect"]) if "aspect" in optional else (
+        np.zeros(len(df), np.int64), None)
+    same = left == right
+    if same.any():
+        where = f" in context(s) {show_values(pd.unique(df['context'][same]))}" if contexts \
+            is not None else ""
+        raise DataValidationError(
+            f"{_NAME} compares an item with itself at rows {show_values(df.index[same])} "
+            f"(left == right: {show_values(pd.unique(df['left'][same]))}{where}). A "
+            f"self-comparison says nothing about skills, and an item (or a context) seen only "
+            f"in such rows has nothing to be ranked against. Fix: drop those rows.")
+    n_ctx = 1 if contexts is None else len(contexts)
+    n_asp = 1 if aspects is None else len(aspects)
+    sizes = [n_asp, n_ctx, len(items), len(items), len(judges)]
+    if np.prod(np.asarray(sizes, dtype=float)) >= 2.0**62:
+        raise DataValidationError(f"{_NAME} has too many distinct ids to index ({sizes}).")
+    key = (((aspect * n_ctx + context) * len(items) + left) * len(items) + right) \
+        * len(judges) + judge
+    cell, first = pd.factorize(key, sort=False)
+    m = len(first)
+    rest, j = np.divmod(first, len(judges))
+    rest, r = np.divmod(rest, len(items))
+    rest, lft = np.divmod(rest, len(items))
+    a, c = np.divmod(rest, n_ctx)
+    outcomes = np.bincount(cell * 3 + _code(p), minlength=3 * m).reshape(m, 3)
+    comps = Comparisons(
+        kind=kind, items=items, judges=judges, contexts=contexts, aspects=aspects,
+        context=c, aspect=a, left=lft, right=r, judge=j,
+        n=np.bincount(cell, minlength=m).astype(float),
+        prob_sum=np.bincount(cell, weights=p, minlength=m),
+        outcomes=outcomes.astype(float), n_rows=len(df))
+    check_connected(comps)
+    return comps, cell
+
+
+def check_connected(comps: Comparisons) -> None:
+    """Raise if the items of a ranking group (context x aspect) split into disconnected sets.
+
+    Skills of two sets of items that were never compared, directly or through
+    other items, are not comparable: the model would rank them by the prior alone.
+    """
+    g = comps.group
+    n_items = len(comps.items)
+    nodes, labels = pd.factorize(np.concatenate([g * n_items + comps.left,
+                                                 g * n_items + comps.right]))
+    k = len(labels)
+    half = len(comps)
+    graph = coo_matrix((np.ones(half), (nodes[:half], nodes[half:])), shape=(k, k))
+    n_comp, comp = connected_components(graph, directed=False)
+    node_group = labels // n_items
+    if n_comp == len(np.unique(node_group)):
+        return
+    per_group = pd.Series(comp).groupby(node_group).nunique()
+    bad = per_group.index[per_group.to_numpy() > 1][0]
+    members = labels[node_group == bad] % n_items
+    sets = pd.Series(comps.items.to_numpy()[members]).groupby(comp[node_group == bad],
+                                                             sort=False)
+    described = "; ".join(f"group {i + 1}: {show_values(list(s))}"
+                          for i, (_, s) in enumerate(sets))
+    where = []
+    if comps.contexts is not None:
+        where.append(f"context {comps.contexts[bad % comps.n_contexts]!r}")
+    if comps.aspects is not None:
+        where.append(f"aspect {comps.aspects[bad // comps.n_contexts]!r}")
+    where_text = " in " + ", ".join(where) if where else ""
+    raise DataValidationError(
+        f"{_NAME}: the items{where_text} split into {per_group.loc[bad]} groups never compared "
+        f"with each other ({described}), so their skills cannot be put on one scale. Fix: add "
+        f"comparisons linking the groups, or fit each group separately (a context column).")
+
+
+def all_tie_judges(comps: Comparisons) -> pd.Index:
+    """Judges whose every comparison is a tie (or a soft probability of exactly 0.5)."""
+    n = np.bincount(comps.judge, weights=comps.n, minlength=len(comps.judges))
+    ties = np.bincount(comps.judge, weights=comps.outcomes[:, 1], minlength=len(comps.judges))
+    return comps.judges[ties >= n]
+
+
+def separated_items(comps: Comparisons) -> pd.DataFrame:
+    """(context, aspect, item) that won every comparison or lost every one.
+
+    Under flat priors such an item's skill has no finite maximum-likelihood value.
+    """
+    won = comps.prob_sum
+    lost = comps.n - comps.prob_sum
+    g = comps.group
+    size = comps.n_contexts * comps.n_aspects * len(comps.items)
+    node_l = g * len(comps.items) + comps.left
+    node_r = g * len(comps.items) + comps.right
+    wins = np.bincount(node_l, weights=won, minlength=size) + np.bincount(
+        node_r, weights=lost, minlength=size)
+    losses = np.bincount(node_l, weights=lost, minlength=size) + np.bincount(
+        node_r, weights=won, minlength=size)
+    seen = (wins + losses) > 0
+    bad = np.flatnonzero(seen & ((wins <= 0) | (losses <= 0)))
+    gg, item = np.divmod(bad, len(comps.items))
+    out = pd.DataFrame({"item": comps.items.to_numpy()[item],
+                        "won_all": losses[bad] <= 0})
+    if comps.contexts is not None:
+        out.insert(0, "context", comps.contexts.to_numpy()[gg % comps.n_contexts])
+    if comps.aspects is not None:
+        out.insert(0, "aspect", comps.aspects.to_numpy()[gg // comps.n_contexts])
+    return out
+
+
+def symmetrize(comparisons: pd.DataFrame | Comparisons) -> pd.DataFrame | Comparisons:
+    r"""Debias positional preference by eq. 3: :math:`p'_{ij} = (p_{ij} + 1 - p_{ji}) / 2`.
+
+    For each (context, aspect, judge, unordered pair) judged in *both* orders,
+    the rows of both orders are replaced by one row (in the order, and at the
+    place, of the first of them) with ``p'`` computed from each order's mean
+    probability (repeated judgments of one ordered pair are averaged first, and
+    the pair then counts once). Rows of pairs judged in one order only are kept
+    as they are: eq. 3 needs both orders (the model-based alternative for them
+    is ``DavidsonBT(position_bias=True)``).
+
+    Hard outcomes count as p = 1 (left), 0.5 (tie), 0 (right); the symmetrised
+    outcome is ``left`` if p' > 0.5, ``right`` if p' < 0.5 and ``tie`` if
+    p' = 0.5. (The paper's y = 1[p' >= 0.5] would call an exact 0.5 a win of
+    whichever item happens to be written on the left; for LLM probabilities this
+    never happens, for hard outcomes judged once each way it is a split verdict.)
+
+    Parameters
+    ----------
+    comparisons : pandas.DataFrame or Comparisons
+        A comparisons table (see :func:`validate_comparisons`) or its cells.
+
+    Returns
+    -------
+    pandas.DataFrame or Comparisons
+        Same type as the input. A DataFrame has the columns ``[context,]
+        [aspect,] judge, left, right, prob|outcome`` (others are dropped).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"judge": ["k"] * 3, "left": ["a", "b", "a"],
+    ...                    "right": ["b", "a", "c"], "prob": [0.9, 0.3, 0.6]})
+    >>> symmetrize(df)["prob"].round(3).tolist()  # (0.9 + 1 - 0.3) / 2; a-c kept
+    [0.8, 0.6]
+    """
+    if isinstance(comparisons, Comparisons):
+        return _symmetrize_cells(comparisons)
+    comps, cell = _collapse(comparisons)
+    first, partner, p_sym = _pairs(comps)
+    paired = np.zeros(len(comps), dtype=bool)
+    paired[first] = True
+    paired[partner[first]] = True
+    row_first = np.zeros(len(cell), dtype=bool)  # the first row of each first-of-pair cell
+    pos = np.full(len(comps), len(cell), dtype=np.int64)
+    np.minimum.at(pos, cell, np.arange(len(cell)))
+    row_first[pos[first]] = True
+    keep_rows = ~paired[cell] | row_first
+    cols = [c for c in ("context", "aspect") if c in comparisons.columns]
+    value = "prob" if comps.kind == "soft" else "outcome"
+    out = comparisons[[*cols, "judge", "left", "right", value]].copy()
+    out[value] = out[value].astype(object) if comps.kind == "hard" else pd.to_numeric(out[value])
+    labels = np.array(COMPARISON_OUTCOMES, dtype=object)
+    new = p_sym if comps.kind == "soft" else labels[_code(p_sym)]
+    out.iloc[pos[first], out.columns.get_loc(value)] = new
+    return out[keep_rows].reset_index(drop=True)
+
+
+def _code(p: np.ndarray) -> np.ndarray:
+    """0 (left wins), 1 (tie) or 2 (right wins) for probabilities p of a left win."""
+    return np.where(p > 0.5, 0, np.where(p < 0.5, 2, 1))
+
+
+def _pairs(comps: Comparisons) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cells judged in both orders: mask of the earlier cell, partner of each, p' (eq. 3)."""
+    n_items, n_j = len(comps.items), len(comps.judges)
+    g = comps.group
+    key = (g * n_items + comps.left) * n_items * n_j + comps.right * n_j + comps.judge
+    rev = (g * n_items + comps.right) * n_items * n_j + comps.left * n_j + comps.judge
+    partner = pd.Index(key).get_indexer(rev)
+    first = (partner >= 0) & (np.arange(len(key)) < partner)
+    mean = comps.prob_sum / comps.n
+    p_sym = 0.5 * (mean[first] + 1.0 - mean[partner[first]])  # eq. 3
+    return first, partner, p_sym
+
+
+def _symmetrize_cells(comps: Comparisons) -> Comparisons:
+    first, partner, p_sym = _pairs(comps)
+    if not first.any():
+        return comps
+    keep = np.ones(len(comps), dtype=bool)
+    keep[partner[first]] = False
+    n, prob_sum, outcomes = comps.n.copy(), comps.prob_sum.copy(), comps.outcomes.copy()
+    code = _code(p_sym)
+    n[first] = 1.0
+    # a symmetrised hard outcome is left / tie / right again
+    prob_sum[first] = p_sym if comps.kind == "soft" else 1.0 - 0.5 * code
+    outcomes[first] = np.eye(3)[code]
+    return replace(comps, context=comps.context[keep], aspect=comps.aspect[keep],
+                   left=comps.left[keep], right=comps.right[keep], judge=comps.judge[keep],
+                   n=n[keep], prob_sum=prob_sum[keep], outcomes=outcomes[keep])

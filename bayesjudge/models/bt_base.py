@@ -1,0 +1,292 @@
+"""Shared machinery of the Bradley-Terry family: data preparation and graph pieces.
+
+The models of Qian, Sun, Gales & Knill (2026), "Who can we trust? LLM-as-a-jury
+for Comparative Assessment", arXiv:2602.16610 (soft / hard BT, eqs. 1-2; BT-sigma,
+eq. 13) and Davidson's tie model differ only in how a skill difference becomes
+the probability of an outcome. :class:`PairwiseModel` holds what they share: it
+validates and collapses the comparisons table (:mod:`bayesjudge.data.comparisons`),
+lays the cells out for a cheap likelihood, and builds the zero-sum skills per
+ranking group and the judges' discriminators; ``predict``, ``ranking`` and
+``judges`` come from :class:`~bayesjudge.models.bt_report.PairwiseReports`.
+
+Likelihood layout. Cells are grouped into *pairs* (distinct ordered group, left,
+right): the skill difference is computed once per pair. When the model has
+per-judge parameters the statistics form a (pair, judge) matrix if that matrix is
+at least half full (a jury that judged the same pairs, e.g. SummEval: no gathers
+over cells at all, the judge axis broadcasts), else a list of cells indexing the
+pairs. Without per-judge parameters the judges are summed per pair (eq. 12).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytensor.tensor as pt
+
+from bayesjudge.base import BayesianModel, ExampleData, FitData
+from bayesjudge.data import DataValidationError, show_values
+from bayesjudge.data.comparisons import (
+    Comparisons,
+    all_tie_judges,
+    separated_items,
+    symmetrize,
+    validate_comparisons,
+)
+from bayesjudge.models.bt_core import (
+    SkillLayout,
+    bt_loglik_np,
+    layout_state,
+    pool_units,
+    skill_layout,
+    zero_sum,
+)
+from bayesjudge.models.bt_report import CHUNK, PairwiseReports
+
+
+class PairwiseModel(PairwiseReports, BayesianModel):
+    """Abstract base of ``BradleyTerry``, ``BTSigma`` and ``DavidsonBT``.
+
+    Subclasses set ``symmetrize``, ``priors``, ``random_seed`` (and their own
+    options) in ``__init__`` and implement ``_build`` from :meth:`_margin`.
+    """
+
+    _ties = False  # Davidson likelihood (outcome counts) instead of BT's win mass
+
+    # -- options --------------------------------------------------------------------
+    def _check_options(self) -> None:
+        kind = getattr(self, "kind", "soft")
+        if kind not in ("soft", "hard"):
+            raise ValueError(f"kind must be 'soft' or 'hard', got {kind!r}")
+        if not isinstance(self.symmetrize, bool):
+            raise ValueError(f"symmetrize must be True or False, got {self.symmetrize!r}")
+
+    def _has_discriminators(self) -> bool:
+        return False
+
+    def _per_judge_tie(self) -> bool:
+        return False
+
+    def _judge_columns(self) -> bool:
+        """Whether the likelihood has per-judge parameters (else judges are summed per pair)."""
+        return self._has_discriminators() or self._per_judge_tie() or bool(
+            getattr(self, "position_bias", False))
+
+    def _sigma_aspects(self, comps: Comparisons) -> int:
+        return comps.n_aspects if getattr(self, "per_aspect", False) else 1
+
+    def _is_flat(self, name: str) -> bool:
+        prior = self.resolved_priors().get(name)
+        return prior is not None and prior.dist == "Flat"
+
+    # -- data -----------------------------------------------------------------------
+    def _prepare(self, comparisons: pd.DataFrame | Comparisons) -> FitData:
+        self._check_options()
+        self.resolved_priors()  # fail on bad priors before validation or compilation
+        comps = validate_comparisons(comparisons)
+        if self.symmetrize:
+            comps = symmetrize(comps)
+        self._check_data(comps)
+        layout = skill_layout(comps)
+        cl = layout.cells(comps.group, comps.left)
+        cr = layout.cells(comps.group, comps.right)
+        n_sc = len(layout.nodes)
+        pair, keys = pd.factorize(cl * n_sc + cr)
+        n_pairs = len(keys)
+        n_cols = len(comps.judges) if self._judge_columns() else 1
+        col = comps.judge if self._judge_columns() else np.zeros_like(comps.judge)
+        dense = n_pairs * n_cols <= 2 * len(comps)
+        n_a = self._sigma_aspects(comps)
+        data = {"pair_left": keys // n_sc, "pair_right": keys % n_sc, **layout.zero_sum_data()}
+        values = ({"n_left": comps.outcomes[:, 0], "n_tie": comps.outcomes[:, 1],
+                   "n_right": comps.outcomes[:, 2]} if self._ties
+                  else {"win": self._win(comps), "n": comps.n})
+        if dense:
+            flat = pair * n_cols + col
+            for name, v in values.items():
+                data[name] = np.bincount(flat, v, n_pairs * n_cols).reshape(n_pairs, n_cols)
+            data["pair_aspect"] = layout.group[keys // n_sc] // comps.n_contexts % n_a
+        else:
+            data.update(values, pair_idx=pair, judge_idx=comps.judge,
+                        sigma_idx=comps.judge * n_a + comps.aspect % n_a)
+        coords = {"judge": comps.judges.to_numpy(), "cell": np.arange(n_sc),
+                  "item": comps.items.to_numpy(),
+                  "skill_free": np.arange(n_sc - len(data["group_size"])),
+                  "discriminator_free": np.arange(n_a * (len(comps.judges) - 1))}
+        if comps.contexts is not None:
+            coords["context"] = comps.contexts.to_numpy()
+        if comps.aspects is not None:
+            coords["aspect"] = comps.aspects.to_numpy()
+        self._layout_state = layout_state(comps, layout)
+        return FitData(
+            data=data, coords=coords,
+            observed={"comparison": (("obs",), pool_units(self._observed(comps)))},
+            shape_key=(layout.dims, layout.shape, n_sc, len(data["group_size"]),
+                       len(comps.judges), comps.n_aspects, dense),
+            extra={"comps": comps, "layout": layout, "dense": dense, "cell_left": cl,
+                   "cell_right": cr},
+        )
+
+    def _win(self, comps: Comparisons) -> np.ndarray:
+        if getattr(self, "kind", "soft") == "soft":
+            return comps.prob_sum
+        return comps.outcomes[:, 0] + 0.5 * comps.outcomes[:, 1]  # a tie is half a win each
+
+    def _observed(self, comps: Comparisons) -> np.ndarray:
+        return comps.outcomes @ np.array([1.0, 0.5, 0.0]) if self._ties else self._win(comps)
+
+    def _check_data(self, comps: Comparisons) -> None:
+        if self._has_discriminators() or self._per_judge_tie():
+            bad = all_tie_judges(comps)
+            if len(bad) and (len(comps.judges) > 1 or self._per_judge_tie()):
+                raise DataValidationError(
+                    f"comparisons.judge: judge(s) {show_values(list(bad))} called every "
+                    f"comparison a tie (or gave p = 0.5 throughout): their discriminator / tie "
+                    f"parameter has no finite value and they carry no ranking information. Fix: "
+                    f"drop their rows, or use a model without per-judge parameters.")
+        if getattr(self, "per_aspect", False) and comps.aspects is None:
+            raise DataValidationError(
+                "comparisons has no aspect column, but per_aspect=True asks for one "
+                "discriminator per judge and aspect. Fix: add the aspect column or use "
+                "per_aspect=False.")
+        if self.priors == "flat":
+            sep = separated_items(comps)
+            if len(sep):
+                warnings.warn(
+                    f"{len(sep)} item(s) won or lost every comparison "
+                    f"{show_values(list(sep['item']))}: under priors='flat' their skill has no "
+                    f"finite maximum-likelihood value (the MAP runs off to a large number). Use "
+                    f"the default priors for a finite estimate.", UserWarning, stacklevel=4)
+
+    # -- graph pieces ----------------------------------------------------------------
+    def _margin(self, fd: FitData, priors, model: pm.Model):
+        """Skill differences (divided by sigma) on the likelihood layout, and a spreader.
+
+        Returns ``(d, spread)``: ``d`` has shape (pairs, judges or 1) in the dense
+        layout, (cells,) otherwise; ``spread(v)`` puts a per-judge vector ``v`` on
+        the same layout. Creates every ``pm.Data`` container of ``fd`` first.
+        """
+        for name, value in fd.data.items():
+            pm.Data(name, value)
+        skill = self._skill(fd, priors, model)
+        diff = skill[model["pair_left"]] - skill[model["pair_right"]]
+        if fd.extra["dense"]:
+            d = diff[:, None]
+
+            def spread(v):
+                return v[None, :]
+        else:
+            d = diff[model["pair_idx"]]
+
+            def spread(v):
+                return v[model["judge_idx"]]
+        if self._has_discriminators():
+            sigma = self._discriminator(fd, priors)
+            n_j = len(fd.extra["comps"].judges)
+            n_a = self._sigma_aspects(fd.extra["comps"])
+            if n_a == 1:
+                sig = spread(sigma)
+            elif fd.extra["dense"]:
+                sig = sigma.reshape((n_j, n_a)).T[model["pair_aspect"]]
+            else:
+                sig = sigma[model["sigma_idx"]]
+            d = d / sig
+        return d, spread
+
+    def _skill(self, fd: FitData, priors, model: pm.Model) -> Any:
+        """Zero-sum skills per ranking group (flat vector over skill cells) and ``skill``."""
+        layout: SkillLayout = fd.extra["layout"]
+        idx = {k: model[k] for k in ("free_cell", "free_group", "last_cell", "group_size")}
+        z = priors["skill"].create("skill_z", dims="skill_free")
+        flat = zero_sum(z, idx["free_cell"], idx["free_group"], idx["last_cell"],
+                        idx["group_size"], len(layout.nodes))
+        pm.Deterministic("skill", flat.reshape(layout.shape), dims=layout.dims)
+        return flat
+
+    def _discriminator(self, fd: FitData, priors) -> Any:
+        """sigma per judge (or judge x aspect) with sum of log sigma = 0 (per aspect); flat."""
+        comps: Comparisons = fd.extra["comps"]
+        n_j = len(comps.judges)
+        per_aspect = getattr(self, "per_aspect", False)
+        n_a = comps.n_aspects if per_aspect else 1
+        dims = ("judge", "aspect") if per_aspect else ("judge",)
+        if n_j == 1:  # one judge: sigma is absorbed in the skills' scale (paper, section 4)
+            sigma = pt.ones((n_j * n_a,))
+            pm.Deterministic("discriminator", sigma.reshape((n_j, n_a) if per_aspect else (n_j,)),
+                             dims=dims)
+            return sigma
+        z = priors["discriminator_offset"].create("discriminator_offset",
+                                                  dims="discriminator_free")
+        group = np.repeat(np.arange(n_a), n_j)  # zero-sum over judges within each aspect
+        order = np.arange(n_a * n_j).reshape(n_a, n_j)  # (aspect, judge) -> flat cell
+        last = order[:, -1]
+        free = order[:, :-1].ravel()
+        log_sigma = zero_sum(z, free, group[free], last, np.full(n_a, float(n_j)), n_a * n_j)
+        if not self._is_flat("discriminator_spread"):  # non-centred: log sigma = tau * z
+            log_sigma = priors["discriminator_spread"].create("discriminator_spread") * log_sigma
+        # flat cells are (aspect, judge); the likelihood indexes judge * n_a + aspect
+        log_sigma = log_sigma.reshape((n_a, n_j)).T.reshape((-1,))
+        # The clip only guards the optimiser's line search (a trial step to
+        # sigma = 0 or inf gave 0/0 = NaN); sigma_k outside e^+-30 is no judge.
+        sigma = pt.exp(pt.clip(log_sigma, -30.0, 30.0))
+        pm.Deterministic("discriminator", sigma.reshape((n_j, n_a)) if per_aspect else sigma,
+                         dims=dims)
+        return sigma
+
+    def _pointwise_loglik(self, params, fd):
+        comps: Comparisons = fd.extra["comps"]
+        lead = np.shape(params["skill"])[:2]
+        draws = {k: np.asarray(v).reshape(-1, *np.shape(v)[2:]) for k, v in params.items()}
+        cl, cr = fd.extra["cell_left"], fd.extra["cell_right"]
+        n_a = comps.n_aspects if getattr(self, "per_aspect", False) else 1
+        aspect = comps.aspect % n_a
+        n_draws = len(draws["skill"])
+        out = []
+        step = max(1, CHUNK // max(1, 3 * len(cl)))
+        for start in range(0, n_draws, step):
+            part = {k: v[start:start + step] for k, v in draws.items()}
+            lp = self._log_probs(part, cl, cr, comps.judge, aspect)
+            if self._ties:
+                ll = (lp * comps.outcomes).sum(-1)
+            else:
+                d = lp[..., 0] - lp[..., 2]  # the logit of P(left)
+                ll = bt_loglik_np(d, self._win(comps), comps.n)
+            out.append(pool_units(ll))
+        return {"comparison": np.concatenate(out).reshape(*lead, -1)}
+
+    def _state(self) -> dict[str, Any]:
+        return self._layout_state
+
+    def _set_state(self, state: dict[str, Any]) -> None:
+        self._layout_state = state
+
+    @classmethod
+    def example_data(cls, random_seed: int = 0) -> ExampleData:
+        """Two contexts x 5 items, 3 judges of different reliability, every ordered pair.
+
+        Soft probabilities p = sigma((s_i - s_j) / sigma_k + e), e ~ N(0, 0.3^2)
+        pair-level noise, sigma = (0.5, 1, 2) (sum of log sigma = 0).
+        """
+        rng = np.random.default_rng(random_seed)
+        skills = rng.normal(0.0, 1.0, size=(2, 5))
+        skills -= skills.mean(axis=1, keepdims=True)
+        sigma = np.array([0.5, 1.0, 2.0])
+        rows = [(c, i, j, k) for c in range(2) for i in range(5) for j in range(5) if i != j
+                for k in range(3)]
+        c, i, j, k = (np.array(v) for v in zip(*rows))
+        logit = (skills[c, i] - skills[c, j]) / sigma[k] + rng.normal(0, 0.3, len(c))
+        table = pd.DataFrame({"context": np.array(["doc-1", "doc-2"])[c],
+                              "judge": np.array(["judge-a", "judge-b", "judge-c"])[k],
+                              "left": np.array([f"sys-{x}" for x in range(5)])[i],
+                              "right": np.array([f"sys-{x}" for x in range(5)])[j],
+                              "prob": 1.0 / (1.0 + np.exp(-logit))})
+        pairs = pd.DataFrame({"pair": ["p1", "p2", "p3", "p4"],
+                              "context": ["doc-1", "doc-1", "doc-2", "doc-2"],
+                              "left": ["sys-0", "sys-3", "sys-1", "sys-4"],
+                              "right": ["sys-1", "sys-2", "sys-4", "sys-0"],
+                              "judge": ["judge-a", "judge-c", "judge-b", "judge-a"]})
+        return ExampleData(fit_args=(table,), predict_args=(pairs,), id_column="pair",
+                           truth={"skill": skills, "discriminator": sigma})

@@ -1,0 +1,287 @@
+"""Temperature scaling of a probabilistic judge, Bayesian and swap-aware.
+
+The post-hoc calibration baseline of Li, Li, Huang et al. (2025), "Judging with
+Confidence: Calibrating Autoraters to Preference Distributions", arXiv:2510.00263
+(section 4, calibration baselines; Guo et al. 2017): a judge's probability p of
+"B better" is recalibrated as sigmoid((logit p - b)/T). Fitted on hard labels it
+is the usual NLL fit; fitted on the counts of m annotators it calibrates the judge
+to the preference distribution p* itself (section 2.1, the paper's thesis), and
+with the swapped prompt's P(A better) it fits both orders jointly, so the bias b
+measures positional bias (section 5.2).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytensor.tensor as pt
+from scipy import special
+
+from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData
+from bayesjudge.data import BINARY, DataValidationError, check_ci_prob, validate_labels
+from bayesjudge.data.annotations import (
+    AnnotationCounts,
+    JudgeOutputs,
+    align_outputs,
+    check_both_classes,
+    validate_annotations,
+    validate_judge_outputs,
+)
+from bayesjudge.priors import Prior
+
+__all__ = ["PROB_CLIP", "TemperatureScaling"]
+
+#: Probabilities are clipped to [PROB_CLIP, 1 - PROB_CLIP] before the logit.
+PROB_CLIP = 1e-6
+_PREDICT_CHUNK = 2_000_000  # draws x rows per block of predict
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    return special.logit(np.clip(p, PROB_CLIP, 1 - PROB_CLIP))
+
+
+class TemperatureScaling(BayesianModel):
+    r"""Bayesian temperature scaling of a judge's P(B better), optionally with a bias.
+
+    .. math::
+
+        \tilde p = \sigma\!\left(\frac{\operatorname{logit} p - b}{T}\right), \qquad
+        T = e^{\log T} > 0
+
+    (b = 0 unless ``bias=True``). Each judged item contributes
+    ``s ~ Binomial(n, p~)``: with hard labels (``item, label``, label 1 = B
+    better) n = 1 and the MAP with ``priors="flat"`` is the usual NLL
+    temperature fit; with an annotations table (``item, annotator, label``)
+    s = k_B of n = k_A + k_B annotators (tie annotations are left out, as the
+    paper leaves tie-labelled items out of calibration), which calibrates the
+    judge to the preference distribution p* rather than to a majority label.
+    With a ``prob_swapped`` column (P(A better) from the prompt with A and B
+    swapped) each row adds ``s' = n - s ~ Binomial(n, p~')`` with p~' the same map
+    applied to prob_swapped: one T and one b for both orders, so b is the
+    judge's pull toward whichever response is shown second (a positional bias,
+    identified by the swap even without labels' help). Probabilities are
+    clipped to [1e-6, 1 - 1e-6] before the logit (a hard 0 / 1 is logit -+13.8).
+
+    Parameters
+    ----------
+    bias : bool
+        Fit the bias b (``bias``); otherwise b = 0.
+    priors : None, "flat" or dict
+        Overrides of the defaults by name::
+
+            log_temperature  Prior('Normal', mu=0, sigma=1.5)   log T, scalar
+            bias             Prior('Normal', mu=0, sigma=2)     b, scalar (bias=True)
+
+        ``"flat"``: improper flat priors, MAP = maximum likelihood.
+    random_seed : int
+        Seeds NUTS and the Laplace draws.
+
+    Attributes
+    ----------
+    map_ : dict
+        MAP of ``log_temperature``, ``temperature`` (and ``bias``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> out = pd.DataFrame({"item": list("abcdef"), "prob": [0.9, 0.8, 0.3, 0.99, 0.1, 0.6]})
+    >>> lab = pd.DataFrame({"item": list("abcdef"), "label": [1, 0, 0, 1, 0, 1]})
+    >>> ts = TemperatureScaling(priors="flat").fit(out, lab)
+    >>> bool(ts.map_["temperature"] > 1)   # over-confident judge: T > 1 softens it
+    True
+    """
+
+    default_priors = {
+        "log_temperature": Prior("Normal", mu=0, sigma=1.5),
+        "bias": Prior("Normal", mu=0, sigma=2),
+    }
+
+    def __init__(self, bias: bool = False, priors: None | str | dict = None,
+                 random_seed: int | None = 0):
+        self.bias = bias
+        self.priors = priors
+        self.random_seed = random_seed
+
+    def _check_options(self) -> None:
+        if not isinstance(self.bias, (bool, np.bool_)):
+            raise ValueError(f"bias must be True or False, got {self.bias!r}")
+
+    def _prior_names(self) -> tuple[str, ...]:
+        self._check_options()
+        return ("log_temperature", "bias") if self.bias else ("log_temperature",)
+
+    @property
+    def _summary_vars(self) -> tuple[str, ...]:
+        return ("temperature", "bias") if self.bias else ("temperature",)
+
+    # -- data -----------------------------------------------------------------------
+    def _prepare(self, outputs, labels) -> FitData:
+        self._check_options()
+        self.resolved_priors()
+        out = validate_judge_outputs(outputs)
+        if out.judge is not None and len(pd.unique(out.judge)) > 1:
+            raise DataValidationError(
+                f"judge outputs holds {len(pd.unique(out.judge))} judges "
+                f"{list(pd.unique(out.judge))[:5]}; a temperature belongs to one judge. Fit "
+                f"one TemperatureScaling per judge (outputs[outputs.judge == name]).")
+        success, trials = _targets(out, labels)
+        x = [_logit(out.prob)]
+        s, n = [success], [trials]
+        order = [np.zeros(len(out), np.int64)]
+        rows = [np.arange(len(out))]
+        if out.prob_swapped is not None:
+            has = ~np.isnan(out.prob_swapped)
+            x.append(_logit(out.prob_swapped[has]))
+            s.append(trials[has] - success[has])  # the swapped prompt's event is "A better"
+            n.append(trials[has])
+            order.append(np.ones(int(has.sum()), np.int64))
+            rows.append(np.flatnonzero(has))
+        x, s, n = np.concatenate(x), np.concatenate(s), np.concatenate(n)
+        keep = n > 0
+        x, s, n = x[keep], s[keep], n[keep]
+        clipped = np.sum((out.prob < PROB_CLIP) | (out.prob > 1 - PROB_CLIP))
+        if clipped:
+            warnings.warn(
+                f"{int(clipped)} judge probabilities are 0 or 1 (hard verdicts) and were clipped "
+                f"to [{PROB_CLIP}, 1 - {PROB_CLIP}]; a temperature cannot soften a certainty, "
+                f"so these rows mostly measure how often the hard verdict is wrong.",
+                UserWarning, stacklevel=3)
+        items = out.items[np.concatenate(rows)[keep]]
+        obs_order = np.concatenate(order)[keep]
+        return FitData(
+            data={"judge_logit": x, "successes": s.astype(float), "trials": n.astype(float)},
+            coords={"obs": np.arange(len(x))},
+            observed={"successes": (("obs",), s), "trials": (("obs",), n),
+                      "judge_logit": (("obs",), x), "swapped": (("obs",), obs_order)},
+            extra={"x": x, "s": s, "n": n, "items": items,
+                   "log_binom": special.gammaln(n + 1) - special.gammaln(s + 1)
+                   - special.gammaln(n - s + 1)},
+        )
+
+    def _build(self, fd: FitData) -> pm.Model:
+        priors = self.resolved_priors()
+        with pm.Model(coords={"obs": fd.coords["obs"]}) as model:
+            x = pm.Data("judge_logit", fd.data["judge_logit"], dims="obs")
+            s = pm.Data("successes", fd.data["successes"], dims="obs")
+            n = pm.Data("trials", fd.data["trials"], dims="obs")
+            log_t = priors["log_temperature"].create("log_temperature")
+            pm.Deterministic("temperature", pt.exp(log_t))
+            b = priors["bias"].create("bias") if self.bias else 0.0
+            z = (x - b) * pt.exp(-log_t)
+            # Binomial log-likelihood without the constant log C(n, s) (same mode and
+            # posterior); log sigmoid(z) = -softplus(-z), stable for any z.
+            pm.Potential("calibration_loglik", -(s * pt.softplus(-z) + (n - s) * pt.softplus(z))
+                         .sum())
+        return model
+
+    def _z(self, params, x):
+        log_t = np.asarray(params["log_temperature"], float)[..., None]
+        b = np.asarray(params["bias"], float)[..., None] if self.bias else 0.0
+        return (x - b) * np.exp(-log_t)
+
+    def _pointwise_loglik(self, params, fd):
+        e = fd.extra
+        z = self._z(params, e["x"])
+        ll = e["log_binom"] - e["s"] * np.logaddexp(0, -z) - (e["n"] - e["s"]) * np.logaddexp(0, z)
+        return {"successes": ll}
+
+    # -- public -----------------------------------------------------------------------
+    def transform(self, prob) -> np.ndarray:
+        """Calibrated probabilities of an array of P(B better) (posterior mean under NUTS)."""
+        self._check_fitted()
+        p = np.asarray(prob, dtype=float)
+        if p.size and not np.all((p >= 0) & (p <= 1)):
+            bad = p[~((p >= 0) & (p <= 1))]
+            raise DataValidationError(
+                f"prob must lie in [0, 1]; found {bad[:5].tolist()}. Pass probabilities.")
+        return self._calibrate(p.ravel(), ci_prob=None)[0].reshape(p.shape)
+
+    def _calibrate(self, p: np.ndarray, ci_prob: float | None):
+        draws = self.param_draws()
+        x = _logit(p)
+        n_draws = len(draws["log_temperature"])
+        mean = np.empty(len(x))
+        lo = np.empty(len(x)) if ci_prob is not None and n_draws > 1 else None
+        hi = np.empty(len(x)) if lo is not None else None
+        step = max(1, _PREDICT_CHUNK // n_draws)
+        for start in range(0, len(x), step):
+            part = slice(start, start + step)
+            prob = special.expit(self._z(draws, x[part]))  # (draws, chunk)
+            mean[part] = prob.mean(0)
+            if lo is not None:
+                lo[part], hi[part] = np.quantile(prob, [(1 - ci_prob) / 2, (1 + ci_prob) / 2],
+                                                 axis=0)
+        return mean, lo, hi
+
+    def predict(self, outputs: pd.DataFrame, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
+        """Calibrated probabilities for every row of a judge-outputs table (input order).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``item`` (and ``judge``), ``prob``, ``prob_calibrated`` (posterior mean;
+            MAP fits: at the MAP) and, for NUTS fits, ``prob_calibrated_lower`` /
+            ``_upper`` (equal-tailed ``ci_prob``). With ``prob_swapped``, the same
+            columns for it (``prob_swapped_calibrated``: calibrated P(A better); NaN
+            where a row has no swapped output).
+        """
+        self._check_fitted()
+        check_ci_prob(ci_prob)
+        out = validate_judge_outputs(outputs)
+        table = pd.DataFrame({"item": out.items})
+        if out.judge is not None:
+            table["judge"] = out.judge
+        pieces = [("prob", out.prob)]
+        if out.prob_swapped is not None:
+            pieces.append(("prob_swapped", out.prob_swapped))
+        for name, values in pieces:
+            table[name] = values
+            has = ~np.isnan(values)
+            mean, lo, hi = self._calibrate(values[has], ci_prob)
+            for suffix, v in (("", mean), ("_lower", lo), ("_upper", hi)):
+                if v is not None:
+                    col = np.full(len(values), np.nan)
+                    col[has] = v
+                    table[f"{name}_calibrated{suffix}"] = col
+        return table
+
+    @classmethod
+    def example_data(cls, random_seed: int = 0) -> ExampleData:
+        """60 items, 3 annotators each; the judge's logit is 2 logit p* (T = 2, b = 0)."""
+        rng = np.random.default_rng(random_seed)
+        n = 60
+        p_star = rng.beta(2, 2, size=n)
+        items = [f"q{i:02d}" for i in range(n)]
+        outputs = pd.DataFrame({"item": items, "prob": special.expit(2 * special.logit(p_star))})
+        labels = np.where(rng.random((n, 3)) < p_star[:, None], "B", "A")
+        ann = pd.DataFrame({"item": np.repeat(items, 3), "annotator": ["r1", "r2", "r3"] * n,
+                            "label": labels.ravel()})
+        return ExampleData(fit_args=(outputs, ann), predict_args=(outputs,), id_column="item",
+                           truth={"temperature": 2.0})
+
+
+def _targets(out: JudgeOutputs, labels) -> tuple[np.ndarray, np.ndarray]:
+    """Successes (B better) and trials per judge-output row, from labels or annotations."""
+    if isinstance(labels, AnnotationCounts) or (
+        isinstance(labels, pd.DataFrame) and "annotator" in labels.columns
+    ):
+        ac = validate_annotations(labels)
+        counts = ac.counts[align_outputs(out, ac)]
+        success, trials = counts[:, 2], counts[:, 0] + counts[:, 2]
+        only_ties = trials == 0
+        if only_ties.any():
+            warnings.warn(
+                f"{int(only_ties.sum())} judged item(s) have only tie annotations and do not "
+                f"inform the calibration (ties are left out, as in the paper's calibration "
+                f"metrics).", UserWarning, stacklevel=4)
+        check_both_classes(success, trials, "the calibration annotations")
+        return success.astype(np.int64), trials.astype(np.int64)
+    lab = validate_labels(labels, allowed=BINARY, name="labels")
+    ac = AnnotationCounts(lab.items, np.stack([1 - lab.values, 0 * lab.values, lab.values], 1))
+    pos = align_outputs(out, ac)
+    y = lab.values[pos]
+    check_both_classes(y, np.ones_like(y), "the calibration labels")
+    return y.astype(np.int64), np.ones_like(y, dtype=np.int64)

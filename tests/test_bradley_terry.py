@@ -1,0 +1,285 @@
+"""BradleyTerry, BTSigma, DavidsonBT: flat-prior MAP == independent MLE, and the model features.
+
+Every likelihood is checked against ``tests/bt_reference.py`` (numpy + scipy, analytic
+gradients, written from the equations of Qian et al. 2026, arXiv:2602.16610, eqs.
+1-3 and 13, and Davidson 1970) or against evalica's ``newman`` (Davidson MLE). Each
+model structure compiles once per session; fits are module-scoped.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import evalica
+import numpy as np
+import pandas as pd
+import pytest
+from bt_reference import fit_bt_mle, fit_bt_sigma_mle, fit_davidson_mle, simulate_jury
+from scipy.special import expit
+
+from bayesjudge import BradleyTerry, BTSigma, DataValidationError, DavidsonBT, symmetrize
+from bayesjudge.data import validate_comparisons
+from bayesjudge.inference import ConvergenceWarning
+
+TOL = 1e-4
+OUTCOME_VALUE = {"left": 1.0, "tie": 0.5, "right": 0.0}
+
+
+def reference_index(df: pd.DataFrame, comps=None):
+    """Global skill index (aspect, context, item) of each row's left and right item."""
+    comps = validate_comparisons(df) if comps is None else comps
+    n_items = len(comps.items)
+    g = np.zeros(len(df), dtype=int)
+    if comps.aspects is not None:
+        g = comps.aspects.get_indexer(df["aspect"]) * comps.n_contexts
+    if comps.contexts is not None:
+        g = g + comps.contexts.get_indexer(df["context"])
+    left = g * n_items + comps.items.get_indexer(df["left"])
+    right = g * n_items + comps.items.get_indexer(df["right"])
+    n_skills = comps.n_aspects * comps.n_contexts * n_items
+    return left, right, comps.judges.get_indexer(df["judge"]), n_skills, n_items, comps
+
+
+def prob_of(df: pd.DataFrame) -> np.ndarray:
+    return df["prob"].to_numpy() if "prob" in df else df["outcome"].map(OUTCOME_VALUE).to_numpy()
+
+
+@pytest.fixture(scope="module")
+def jury():
+    return simulate_jury(n_contexts=2, n_items=5, sigma=(0.5, 1.0, 1.5, 2.5), share=0.8,
+                         random_seed=1)[0]
+
+
+@pytest.fixture(scope="module")
+def bt_flat(jury):
+    return BradleyTerry(symmetrize=False, priors="flat").fit(jury)
+
+
+# ------------------------------------------------------------------ MLE parity
+def test_soft_bt_flat_map_is_the_mle(jury, bt_flat):
+    left, right, _, n, n_items, _ = reference_index(jury)
+    ref = fit_bt_mle(left, right, prob_of(jury), n, item_group=np.arange(n) // n_items)
+    np.testing.assert_allclose(bt_flat.map_["skill"].ravel(), ref, atol=TOL)
+    assert bt_flat.map_["skill"].shape == (2, 5)  # dims (context, item)
+
+
+def test_symmetrize_default_fits_eq3_probabilities(jury):
+    model = BradleyTerry(priors="flat").fit(jury)  # symmetrize=True
+    sym = symmetrize(jury)
+    assert len(sym) < len(jury)
+    left, right, _, n, n_items, _ = reference_index(sym, validate_comparisons(jury))
+    ref = fit_bt_mle(left, right, prob_of(sym), n, item_group=np.arange(n) // n_items)
+    np.testing.assert_allclose(model.map_["skill"].ravel(), ref, atol=TOL)
+
+
+def test_hard_bt_flat_map_is_the_mle_with_ties_as_half_wins():
+    df, _ = simulate_jury(n_contexts=2, n_items=5, sigma=(1.0, 1.5), outcome=True,
+                          tie_width=0.3, repeats=2, random_seed=2)
+    assert (df["outcome"] == "tie").any()
+    model = BradleyTerry(kind="hard", symmetrize=False, priors="flat").fit(df)
+    left, right, _, n, n_items, _ = reference_index(df)
+    ref = fit_bt_mle(left, right, prob_of(df), n, item_group=np.arange(n) // n_items)
+    np.testing.assert_allclose(model.map_["skill"].ravel(), ref, atol=TOL)
+
+
+def test_bt_sigma_soft_flat_map_is_the_mle_on_ragged_contexts(jury):
+    df = jury[~((jury["context"] == "ctx-1") & ((jury["left"] == "item-4")
+                                                | (jury["right"] == "item-4")))]
+    model = BTSigma(symmetrize=False, priors="flat").fit(df)
+    left, right, judge, n, n_items, comps = reference_index(df)
+    present = np.unique(np.r_[left, right])  # cells: sorted by (context, item)
+    group = np.arange(n) // n_items
+    absent = np.setdiff1d(np.arange(n), present)  # ctx-1's item-4: a group of its own
+    group[absent] = group.max() + 1 + np.arange(len(absent))
+    skill, sigma = fit_bt_sigma_mle(left, right, judge, prob_of(df), n, len(comps.judges),
+                                    item_group=group)
+    assert model.map_["skill"].shape == (9,)  # ragged: dims ("cell",)
+    np.testing.assert_allclose(model.map_["skill"], skill[present], atol=TOL)
+    np.testing.assert_allclose(model.map_["discriminator"], sigma, rtol=TOL)
+    assert abs(np.log(model.map_["discriminator"]).sum()) < 1e-10  # the scale constraint
+    for c in (0, 1):  # zero sum per context
+        assert abs(model.map_["skill"][present // n_items == c].sum()) < 1e-10
+
+
+def test_hard_bt_sigma_flat_map_is_the_mle():
+    df, _ = simulate_jury(n_contexts=2, n_items=5, sigma=(0.5, 1.0, 2.0), outcome=True,
+                          repeats=3, random_seed=3)
+    model = BTSigma(kind="hard", symmetrize=False, priors="flat").fit(df)
+    left, right, judge, n, n_items, comps = reference_index(df)
+    skill, sigma = fit_bt_sigma_mle(left, right, judge, prob_of(df), n, 3,
+                                    item_group=np.arange(n) // n_items)
+    np.testing.assert_allclose(model.map_["skill"].ravel(), skill, atol=TOL)
+    np.testing.assert_allclose(model.map_["discriminator"], sigma, rtol=TOL)
+
+
+def test_bt_sigma_per_aspect_flat_map_is_the_mle():
+    df, _ = simulate_jury(n_contexts=2, n_items=4, sigma=(0.5, 1.0, 2.0), aspects=["coh", "flu"],
+                          random_seed=4)
+    model = BTSigma(per_aspect=True, symmetrize=False, priors="flat").fit(df)
+    left, right, judge, n, n_items, comps = reference_index(df)
+    aspect = comps.aspects.get_indexer(df["aspect"])
+    item_group = np.arange(n) // n_items
+    skill, sigma = fit_bt_sigma_mle(
+        left, right, judge, prob_of(df), n, 3, item_group=item_group,
+        sigma_idx=judge * 2 + aspect, sigma_group=np.tile([0, 1], 3),
+        item_scale=item_group // comps.n_contexts)
+    assert model.map_["skill"].shape == (2, 2, 4)  # (aspect, context, item)
+    np.testing.assert_allclose(model.map_["skill"].ravel(), skill, atol=TOL)
+    np.testing.assert_allclose(model.map_["discriminator"], sigma.reshape(3, 2), rtol=TOL)
+
+
+@pytest.fixture(scope="module")
+def arena():
+    df, _ = simulate_jury(n_contexts=1, n_items=6, sigma=(1.0,), outcome=True, tie_width=0.5,
+                          repeats=6, random_seed=5)
+    return df.drop(columns="context")
+
+
+def test_davidson_flat_map_equals_evalica_newman(arena):
+    model = DavidsonBT(priors="flat").fit(arena)
+    winner = arena["outcome"].map({"left": evalica.Winner.X, "right": evalica.Winner.Y,
+                                   "tie": evalica.Winner.Draw})
+    res = evalica.newman(arena["left"], arena["right"], winner, tolerance=1e-12, limit=100000)
+    items = validate_comparisons(arena).items
+    log_score = np.log(res.scores.loc[items].to_numpy())
+    np.testing.assert_allclose(model.map_["skill"], log_score - log_score.mean(), atol=1e-3)
+    # evalica's v is Davidson's nu / 2: P(tie) = 2 v sqrt(pi_i pi_j) / (pi_i + pi_j + 2 v ...)
+    np.testing.assert_allclose(np.exp(model.map_["tie_logit"]), 2 * res.v, rtol=1e-3)
+    ref = fit_davidson_mle(*reference_index(arena)[:2], np.zeros(len(arena), int),
+                           np.eye(3)[arena["outcome"].map({"left": 0, "tie": 1, "right": 2})],
+                           6, 1)
+    np.testing.assert_allclose(model.map_["skill"], ref["skill"], atol=TOL)
+
+
+def test_davidson_per_judge_ties_bias_and_discriminators_flat_map_is_the_mle():
+    df, _ = simulate_jury(n_contexts=2, n_items=5, sigma=(0.6, 1.0, 1.8), outcome=True,
+                          tie_width=0.4, repeats=3, bias=(0.5, 0.0, -0.4), random_seed=6)
+    model = DavidsonBT(discriminators=True, tie="per_judge", position_bias=True,
+                       priors="flat").fit(df)
+    left, right, judge, n, n_items, comps = reference_index(df)
+    counts = np.eye(3)[df["outcome"].map({"left": 0, "tie": 1, "right": 2})]
+    ref = fit_davidson_mle(left, right, judge, counts, n, 3, tie="per_judge",
+                           position_bias=True, discriminators=True,
+                           item_group=np.arange(n) // n_items)
+    np.testing.assert_allclose(model.map_["skill"].ravel(), ref["skill"], atol=TOL)
+    np.testing.assert_allclose(model.map_["discriminator"], ref["sigma"], rtol=TOL)
+    np.testing.assert_allclose(model.map_["tie_logit"], ref["tie_logit"], atol=TOL)
+    np.testing.assert_allclose(model.map_["position_bias"], ref["bias"], atol=TOL)
+
+
+# ------------------------------------------------------------------ sufficient statistics
+def test_collapsed_cells_give_the_raw_rows_log_likelihood(jury):
+    rows = pd.concat([jury, jury.iloc[:40]], ignore_index=True)  # repeated judgments
+    model = BTSigma(symmetrize=False, random_seed=1).fit(rows)
+    post = model.idata_["posterior"]
+    total = model.idata_["log_likelihood"]["comparison"].values.sum(-1)[0]
+    left, right, judge, *_ = reference_index(rows)
+    p = prob_of(rows)
+    for d in (0, 17):
+        s = post["skill"].values[0, d].ravel()
+        sig = post["discriminator"].values[0, d]
+        z = (s[left] - s[right]) / sig[judge]
+        raw = np.sum(p * np.log(expit(z)) + (1 - p) * np.log(expit(-z)))
+        np.testing.assert_allclose(total[d], raw, rtol=1e-10)
+
+
+# ------------------------------------------------------------------ priors
+def test_pooling_gives_a_three_comparison_judge_a_finite_sigma(jury, bt_flat):
+    # a judge with 3 comparisons, all certain (p = 0 / 1) and agreeing with the skills:
+    # its maximum-likelihood sigma is 0 (infinitely reliable)
+    s = dict(zip([f"item-{i}" for i in range(5)], bt_flat.map_["skill"][0]))
+    left, right = ["item-0", "item-1", "item-2"], ["item-1", "item-2", "item-3"]
+    tiny = pd.DataFrame({"context": "ctx-0", "judge": "tiny", "left": left, "right": right,
+                         "prob": [float(s[a] > s[b]) for a, b in zip(left, right)]})
+    df = pd.concat([jury, tiny], ignore_index=True)
+    left, right, judge, n, n_items, comps = reference_index(df)
+    _, mle_sigma = fit_bt_sigma_mle(left, right, judge, prob_of(df), n, 5,
+                                    item_group=np.arange(n) // n_items)
+    assert mle_sigma[-1] < 0.05  # flat: the certain judge's sigma runs off towards 0
+    model = BTSigma(symmetrize=False).fit(df)
+    sigma = model.judges().set_index("judge")["discriminator"]
+    assert 0.25 < sigma["tiny"] < 4  # pooled towards the jury (measured: 0.50)
+    assert sigma["judge-0"] < sigma["judge-3"]  # the reliable judge stays sharper
+
+
+def test_separated_item_finite_under_defaults_and_warns_under_flat(jury):
+    df = jury.copy()
+    wins = (df["left"] == "item-2") & (df["context"] == "ctx-0")
+    losses = (df["right"] == "item-2") & (df["context"] == "ctx-0")
+    df.loc[wins, "prob"], df.loc[losses, "prob"] = 1.0, 0.0
+    with pytest.warns(UserWarning, match=r"won or lost every comparison \['item-2'\]"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            BradleyTerry(symmetrize=False, priors="flat").fit(df)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = BradleyTerry(symmetrize=False).fit(df)
+    skill = model.map_["skill"]
+    assert np.isfinite(skill).all() and skill[0, 2] == skill[0].max() and skill[0, 2] < 10
+
+
+def test_all_tie_judge_is_rejected_where_its_parameter_is_infinite(arena):
+    df = arena.assign(judge="j1")
+    df.loc[df.index[:5], ["judge", "outcome"]] = ["lazy", "tie"]
+    for model in (BTSigma(kind="hard"), DavidsonBT(tie="per_judge")):
+        with pytest.raises(DataValidationError, match=r"judge.*\['lazy'\].*Fix"):
+            model.fit(df)
+
+
+def test_per_aspect_needs_the_aspect_column(jury):
+    with pytest.raises(DataValidationError, match="per_aspect"):
+        BTSigma(per_aspect=True).fit(jury)
+
+
+# ------------------------------------------------------------------ predict, ranking, judges
+def test_predict_matches_a_hand_computation():
+    df, _ = simulate_jury(n_contexts=2, n_items=5, sigma=(0.6, 1.0, 1.8), outcome=True,
+                          tie_width=0.4, repeats=3, bias=(0.5, 0.0, -0.4), random_seed=6)
+    model = DavidsonBT(discriminators=True, tie="per_judge", position_bias=True,
+                       priors="flat").fit(df)
+    pairs = pd.DataFrame({"context": ["ctx-1", "ctx-0"], "left": ["item-3", "item-0"],
+                          "right": ["item-1", "item-4"], "judge": ["judge-2", "judge-0"]})
+    pred = model.predict(pairs)
+    m = model.map_
+    for row, (c, i, j, k) in enumerate([(1, 3, 1, 2), (0, 0, 4, 0)]):
+        d = (m["skill"][c, i] - m["skill"][c, j]) / m["discriminator"][k] + m["position_bias"][k]
+        z = np.exp(d / 2) + np.exp(-d / 2) + np.exp(m["tie_logit"][k])
+        expected = [np.exp(d / 2) / z, np.exp(m["tie_logit"][k]) / z, np.exp(-d / 2) / z]
+        np.testing.assert_allclose(pred.loc[row, ["p_left", "p_tie", "p_right"]], expected)
+    consensus = model.predict(pairs.drop(columns="judge"))
+    d = m["skill"][1, 3] - m["skill"][1, 1]  # sigma = 1, no bias, mean tie logit
+    nu = np.exp(m["tie_logit"].mean())
+    np.testing.assert_allclose(consensus.loc[0, "p_tie"], nu / (2 * np.cosh(d / 2) + nu))
+
+
+def test_bt_predict_and_ranking(jury, bt_flat):
+    pairs = pd.DataFrame({"context": ["ctx-0"], "left": ["item-1"], "right": ["item-3"]})
+    pred = bt_flat.predict(pairs)
+    s = bt_flat.map_["skill"]
+    assert pred.loc[0, "p_left"] == pytest.approx(expit(s[0, 1] - s[0, 3]))
+    assert pred.loc[0, "p_tie"] == 0 and pred.loc[0, "p_right"] == pytest.approx(
+        expit(s[0, 3] - s[0, 1]))
+    with pytest.raises(DataValidationError, match="pairs.left"):
+        bt_flat.predict(pairs.assign(left="item-9"))
+
+
+def test_ranking_and_judges_of_a_bt_sigma_fit(jury):
+    model = BTSigma(symmetrize=False).fit(jury)
+    rank = model.ranking()
+    assert rank.groupby("context")["p_best"].sum().to_numpy() == pytest.approx([1, 1])
+    for _, grp in rank.groupby("context"):
+        assert grp["rank"].tolist() == [1, 2, 3, 4, 5]
+        assert (np.diff(grp["skill"]) <= 0).all()
+        assert (grp["rank_lower"] <= grp["rank"]).all() and (grp["rank"] <= grp["rank_upper"]).all()
+    judges = model.judges()
+    np.testing.assert_allclose(judges["reliability"], 1 / judges["discriminator"])
+    assert judges["judge"].tolist() == ["judge-0", "judge-1", "judge-2", "judge-3"]
+    assert judges["discriminator"].is_monotonic_increasing  # truth 0.5 < 1 < 1.5 < 2.5
+
+
+def test_refit_on_new_data_of_the_same_shape_does_not_recompile(jury, bt_flat):
+    other = simulate_jury(n_contexts=2, n_items=5, sigma=(0.5, 1.0, 1.5, 2.5), share=0.8,
+                          random_seed=11)[0]
+    again = BradleyTerry(symmetrize=False, priors="flat").fit(other)
+    assert again._engine is bt_flat._engine
+    assert not np.allclose(again.map_["skill"], bt_flat.map_["skill"])

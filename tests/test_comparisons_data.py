@@ -1,0 +1,160 @@
+"""The comparisons table: validation errors, collapse to cells, and symmetrisation (eq. 3).
+
+Checked against hand computations; no PyMC graph is built here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayesjudge import DataValidationError, symmetrize
+from bayesjudge.data import Comparisons, validate_comparisons
+from bayesjudge.data.comparisons import all_tie_judges, separated_items
+
+
+def table(**cols) -> pd.DataFrame:
+    base = {"judge": ["k", "k", "k"], "left": ["a", "b", "c"], "right": ["b", "c", "a"],
+            "prob": [0.7, 0.6, 0.2]}
+    base.update(cols)
+    return pd.DataFrame({k: v for k, v in base.items() if v is not None})
+
+
+# ------------------------------------------------------------------ errors
+@pytest.mark.parametrize("cols, column, fix", [
+    ({"right": ["b", "b", "a"]}, "left == right", "drop those rows"),
+    ({"prob": [0.7, 1.2, 0.2]}, "comparisons.prob", "Fix"),
+    ({"prob": [0.7, np.nan, 0.2]}, "comparisons.prob", "Fix"),
+    ({"prob": [0.7, -0.1, 0.2]}, "comparisons.prob", "Fix"),
+    ({"prob": None, "outcome": ["left", "win", "tie"]}, "comparisons.outcome", "Fix"),
+    ({"prob": None, "outcome": ["left", None, "tie"]}, "comparisons.outcome", "Fix"),
+    ({"outcome": ["left", "right", "tie"]}, "both a prob column", "Fix"),
+    ({"prob": None}, "neither a prob column", "Add one"),
+    ({"judge": ["k", None, "k"]}, "comparisons.judge", "drop or fill"),
+])
+def test_bad_tables_raise_naming_the_column_and_the_fix(cols, column, fix):
+    with pytest.raises(DataValidationError) as err:
+        validate_comparisons(table(**cols))
+    assert column in str(err.value) and fix in str(err.value)
+
+
+def test_bad_values_are_shown():
+    with pytest.raises(DataValidationError, match=r"1\.2"):
+        validate_comparisons(table(prob=[0.7, 1.2, 0.2]))
+    with pytest.raises(DataValidationError, match="'win'"):
+        validate_comparisons(table(prob=None, outcome=["left", "win", "tie"]))
+
+
+def test_item_compared_only_with_itself_and_one_item_context_are_self_comparisons():
+    df = pd.DataFrame({"context": ["x", "x", "y"], "judge": "k", "left": ["a", "b", "c"],
+                       "right": ["b", "a", "c"], "prob": 0.5})
+    with pytest.raises(DataValidationError, match=r"itself.*'c'.*context\(s\) \['y'\]"):
+        validate_comparisons(df)
+
+
+def test_disconnected_items_name_both_groups():
+    df = pd.DataFrame({"context": "art-1", "judge": "k", "left": ["a", "c", "a"],
+                       "right": ["b", "d", "b"], "prob": [0.6, 0.3, 0.8]})
+    with pytest.raises(DataValidationError) as err:
+        validate_comparisons(df)
+    msg = str(err.value)
+    assert "context 'art-1'" in msg and "['a', 'b']" in msg and "['c', 'd']" in msg
+    # the same items in two separate contexts are fine: skills are per context
+    df["context"] = ["art-1", "art-2", "art-1"]
+    assert len(validate_comparisons(df)) == 2
+
+
+def test_disconnected_check_is_per_aspect():
+    df = pd.DataFrame({"aspect": ["coh", "coh", "flu"], "judge": "k", "left": ["a", "b", "a"],
+                       "right": ["b", "c", "b"], "prob": 0.6})
+    validate_comparisons(df)  # flu has a-b only: connected
+    df.loc[2, ["left", "right"]] = ["c", "d"]
+    df.loc[3] = ["flu", "k", "a", "b", 0.4]
+    with pytest.raises(DataValidationError, match="aspect 'flu'"):
+        validate_comparisons(df)
+
+
+# ------------------------------------------------------------------ collapse
+def test_cells_sum_probabilities_and_count_outcomes():
+    df = pd.DataFrame({"judge": ["k", "k", "m", "k"], "left": ["a", "a", "a", "b"],
+                       "right": ["b", "b", "b", "a"], "prob": [0.9, 0.5, 0.2, 0.4]})
+    c = validate_comparisons(df)
+    assert isinstance(c, Comparisons) and c.kind == "soft" and c.n_rows == 4
+    np.testing.assert_array_equal(c.n, [2, 1, 1])
+    np.testing.assert_allclose(c.prob_sum, [1.4, 0.2, 0.4])
+    np.testing.assert_array_equal(c.outcomes, [[1, 1, 0], [0, 0, 1], [0, 0, 1]])
+    assert validate_comparisons(c) is c
+    hard = pd.DataFrame({"judge": "k", "left": ["a", "a", "a"], "right": "b",
+                         "outcome": ["left", "tie", "left"]})
+    h = validate_comparisons(hard)
+    assert h.kind == "hard"
+    np.testing.assert_array_equal(h.outcomes, [[2, 1, 0]])
+    np.testing.assert_allclose(h.prob_sum, [2.5])
+
+
+def test_ids_kept_exactly_in_first_appearance_order():
+    df = pd.DataFrame({"judge": ["j2", "j1", "j2"], "left": ["000", 1, "b"],
+                       "right": ["1", "000", "1"], "prob": [0.5, 0.6, 0.7]})
+    c = validate_comparisons(df)
+    assert c.items.tolist() == ["000", "1", 1, "b"]  # 1 and "1" are different ids
+    assert c.judges.tolist() == ["j2", "j1"]
+    frame = c.to_frame()
+    assert frame["left"].tolist() == ["000", 1, "b"]
+
+
+def test_separated_items_and_all_tie_judges():
+    df = pd.DataFrame({"judge": ["k", "k", "t", "t"], "left": ["a", "b", "b", "c"],
+                       "right": ["b", "c", "c", "b"],
+                       "outcome": ["left", "left", "tie", "tie"]})
+    c = validate_comparisons(df)
+    sep = separated_items(c)
+    assert sep["item"].tolist() == ["a"] and sep["won_all"].tolist() == [True]
+    assert all_tie_judges(c).tolist() == ["t"]
+
+
+# ------------------------------------------------------------------ eq. 3
+def test_symmetrize_soft_by_hand():
+    df = pd.DataFrame({"context": ["x", "x", "x", "x", "y"], "judge": "k",
+                       "left": ["a", "b", "a", "c", "a"], "right": ["b", "a", "c", "b", "b"],
+                       "prob": [0.9, 0.3, 0.6, 0.2, 0.7], "note": "dropped"})
+    out = symmetrize(df)
+    # (a,b) and (b,a) in context x: p' = (0.9 + 1 - 0.3) / 2 = 0.8; (a,c), (c,b) and
+    # context y's (a,b) were judged in one order only and stay as they are.
+    assert out.columns.tolist() == ["context", "judge", "left", "right", "prob"]
+    assert out[["left", "right"]].values.tolist() == [["a", "b"], ["a", "c"], ["c", "b"],
+                                                     ["a", "b"]]
+    np.testing.assert_allclose(out["prob"], [0.8, 0.6, 0.2, 0.7])
+
+
+def test_symmetrize_averages_repeats_and_is_per_judge():
+    df = pd.DataFrame({"judge": ["k", "k", "k", "m"], "left": ["a", "a", "b", "b"],
+                       "right": ["b", "b", "a", "a"], "prob": [0.9, 0.7, 0.4, 0.1]})
+    out = symmetrize(df)
+    # judge k: mean p_ab = 0.8, p_ba = 0.4 -> (0.8 + 0.6) / 2 = 0.7; judge m: one order only
+    assert out["judge"].tolist() == ["k", "m"]
+    np.testing.assert_allclose(out["prob"], [0.7, 0.1])
+
+
+def test_symmetrize_hard_outcomes():
+    df = pd.DataFrame({"judge": "k", "left": ["a", "b", "a", "c", "b", "c"],
+                       "right": ["b", "a", "c", "a", "c", "b"],
+                       "outcome": ["left", "tie", "left", "left", "right", "left"]})
+    out = symmetrize(df)
+    # a-b: (1 + 1 - 0.5) / 2 = 0.75 -> left; a-c: (1 + 1 - 1) / 2 = 0.5 -> tie;
+    # b-c: (0 + 1 - 1) / 2 = 0 -> right
+    assert out.values.tolist() == [["k", "a", "b", "left"], ["k", "a", "c", "tie"],
+                                   ["k", "b", "c", "right"]]
+
+
+def test_symmetrize_cells_equals_symmetrize_table():
+    rng = np.random.default_rng(3)
+    items = list("abcde")
+    rows = [(k, i, j) for k in ("k1", "k2") for i in items for j in items
+            if i != j and rng.random() < 0.7]
+    df = pd.DataFrame(rows, columns=["judge", "left", "right"])
+    df["prob"] = rng.random(len(df))
+    cells = symmetrize(validate_comparisons(df)).to_frame()
+    table_way = validate_comparisons(symmetrize(df)).to_frame()
+    pd.testing.assert_frame_equal(cells, table_way)
+    assert len(cells) < len(df)

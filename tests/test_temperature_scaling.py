@@ -1,0 +1,168 @@
+"""TemperatureScaling: MAP with flat priors against independent scipy fits of the same NLL."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize, special
+
+from bayesjudge import DataValidationError
+from bayesjudge.datasets.simulate_autorater import simulate_autorater
+from bayesjudge.inference import ConvergenceWarning
+from bayesjudge.models.preference import TemperatureScaling
+
+NUTS = {"method": "nuts", "chains": 2, "draws": 300, "tune": 300}
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return simulate_autorater(250, 3, population_mean=0.55, concentration=3.0,
+                              temperature=2.5, bias=0.4, noise_sd=0.3, swapped=True,
+                              random_seed=21)
+
+
+def _hard_labels(sim, seed=0):
+    """One annotator's label per item (1 = B better), ties impossible here."""
+    first = sim.annotations.groupby("item", sort=False).first().reset_index()
+    return pd.DataFrame({"item": first["item"], "label": (first["label"] == "B").astype(int)})
+
+
+def _counts(sim):
+    k = sim.annotations.assign(b=sim.annotations["label"].eq("B")).groupby("item", sort=False)
+    return k["b"].sum().to_numpy(float), k["b"].size().to_numpy(float)
+
+
+def _scipy_fit(x, s, n, bias: bool):
+    """Binomial NLL of sigmoid((x - b)/T) in (log T, b), minimised by scipy (reference)."""
+
+    def nll(theta):
+        z = (x - (theta[1] if bias else 0.0)) * np.exp(-theta[0])
+        return np.sum(s * np.logaddexp(0, -z) + (n - s) * np.logaddexp(0, z))
+
+    res = optimize.minimize(nll, np.zeros(2 if bias else 1), method="BFGS",
+                            options={"gtol": 1e-10})
+    return np.exp(res.x[0]), (res.x[1] if bias else 0.0)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_hard_label_map_is_the_nll_fit(sim, bias):
+    labels = _hard_labels(sim)
+    outputs = sim.outputs[["item", "prob"]]
+    fit = TemperatureScaling(bias=bias, priors="flat").fit(outputs, labels)
+    x = special.logit(outputs["prob"].to_numpy())
+    t_ref, b_ref = _scipy_fit(x, labels["label"].to_numpy(float), np.ones(len(x)), bias)
+    np.testing.assert_allclose(fit.map_["temperature"], t_ref, rtol=1e-6)
+    if bias:
+        np.testing.assert_allclose(fit.map_["bias"], b_ref, atol=1e-6)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_annotation_count_map_is_the_binomial_fit(sim, bias):
+    outputs = sim.outputs[["item", "prob"]]
+    fit = TemperatureScaling(bias=bias, priors="flat").fit(outputs, sim.annotations)
+    s, n = _counts(sim)
+    t_ref, b_ref = _scipy_fit(special.logit(outputs["prob"].to_numpy()), s, n, bias)
+    np.testing.assert_allclose(fit.map_["temperature"], t_ref, rtol=1e-6)
+    if bias:
+        np.testing.assert_allclose(fit.map_["bias"], b_ref, atol=1e-6)
+
+
+def test_swap_aware_fit_is_the_joint_binomial_fit(sim):
+    fit = TemperatureScaling(bias=True, priors="flat").fit(sim.outputs, sim.annotations)
+    s, n = _counts(sim)
+    x = special.logit(sim.outputs["prob"].to_numpy())
+    xs = special.logit(sim.outputs["prob_swapped"].to_numpy())
+    # the swapped prompt's P(A better) is calibrated against the A count n - s
+    t_ref, b_ref = _scipy_fit(np.r_[x, xs], np.r_[s, n - s], np.r_[n, n], True)
+    np.testing.assert_allclose(fit.map_["temperature"], t_ref, rtol=1e-6)
+    np.testing.assert_allclose(fit.map_["bias"], b_ref, atol=1e-6)
+    # the swap identifies the positional bias (truth 0.4, with logit noise 0.3)
+    assert 0.2 < float(fit.map_["bias"]) < 0.6
+
+
+def test_one_order_rows_use_only_their_original(sim):
+    out = sim.outputs.copy()
+    out.loc[out.index[::2], "prob_swapped"] = np.nan
+    fit = TemperatureScaling(bias=True, priors="flat").fit(out, sim.annotations)
+    s, n = _counts(sim)
+    has = out["prob_swapped"].notna().to_numpy()
+    x = special.logit(out["prob"].to_numpy())
+    xs = special.logit(out["prob_swapped"].to_numpy()[has])
+    t_ref, _ = _scipy_fit(np.r_[x, xs], np.r_[s, (n - s)[has]], np.r_[n, n[has]], True)
+    np.testing.assert_allclose(fit.map_["temperature"], t_ref, rtol=1e-6)
+    pred = fit.predict(out)
+    assert pred["prob_swapped_calibrated"].isna().sum() == (~has).sum()
+
+
+def test_transform_and_predict_apply_the_map(sim):
+    fit = TemperatureScaling(bias=True).fit(sim.outputs, sim.annotations)
+    t, b = float(fit.map_["temperature"]), float(fit.map_["bias"])
+    p = np.array([0.01, 0.3, 0.5, 0.97])
+    np.testing.assert_allclose(fit.transform(p), special.expit((special.logit(p) - b) / t))
+    rev = sim.outputs.iloc[::-1]
+    pred = fit.predict(rev)
+    assert pred["item"].tolist() == rev["item"].tolist()
+    np.testing.assert_allclose(pred["prob_calibrated"], fit.transform(rev["prob"]))
+    np.testing.assert_allclose(pred["prob_swapped_calibrated"],
+                               special.expit((special.logit(rev["prob_swapped"]) - b) / t))
+    with pytest.raises(DataValidationError, match="prob"):
+        fit.transform([0.5, 1.5])
+
+
+def test_nuts_intervals_from_the_draws(sim):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = TemperatureScaling(bias=True, random_seed=4).fit(sim.outputs, sim.annotations,
+                                                               **NUTS)
+    pred = fit.predict(sim.outputs.head(5), ci_prob=0.9)
+    post = fit.idata_["posterior"].to_dataset()
+    t = post["temperature"].values.ravel()
+    b = post["bias"].values.ravel()
+    draws = special.expit((special.logit(sim.outputs["prob"].iloc[2]) - b) / t)
+    row = pred.iloc[2]
+    assert np.isclose(row["prob_calibrated"], draws.mean())
+    assert np.isclose(row["prob_calibrated_lower"], np.quantile(draws, 0.05))
+    assert np.isclose(row["prob_calibrated_upper"], np.quantile(draws, 0.95))
+    summary = fit.summarize()
+    assert set(summary.index) == {"temperature", "bias"}
+
+
+def test_bad_calibration_inputs_raise(sim):
+    outputs = sim.outputs[["item", "prob"]]
+    labels = _hard_labels(sim)
+    with pytest.raises(DataValidationError, match="only one class"):
+        TemperatureScaling().fit(outputs, labels.assign(label=1))
+    with pytest.raises(DataValidationError, match="zero annotations"):
+        TemperatureScaling().fit(pd.concat([outputs, pd.DataFrame({"item": ["new"],
+                                                                   "prob": [0.5]})]), labels)
+    with pytest.raises(DataValidationError, match="labels.label"):
+        TemperatureScaling().fit(outputs, labels.assign(label=2))
+    two = pd.concat([outputs.assign(judge="g"), outputs.assign(judge="h")])
+    with pytest.raises(DataValidationError, match="one TemperatureScaling per judge"):
+        TemperatureScaling().fit(two, labels)
+    with pytest.raises(ValueError, match="bias must be"):
+        TemperatureScaling(bias="yes").fit(outputs, labels)
+
+
+def test_hard_verdicts_are_clipped_with_a_warning(sim):
+    outputs = sim.outputs[["item", "prob"]].copy()
+    outputs.loc[outputs.index[:3], "prob"] = [0.0, 1.0, 0.5]
+    with pytest.warns(UserWarning, match="clipped"):
+        fit = TemperatureScaling().fit(outputs, sim.annotations)
+    assert np.isfinite(fit.map_["temperature"])
+
+
+def test_refits_reuse_the_compiled_engine(sim):
+    from bayesjudge import inference
+
+    labels = _hard_labels(sim)
+    outputs = sim.outputs[["item", "prob"]]
+    TemperatureScaling(priors="flat").fit(outputs, labels)
+    n_engines = len(inference._ENGINES)
+    for k in range(3):
+        half = outputs.iloc[k::3]
+        TemperatureScaling(priors="flat").fit(half, labels)
+    assert len(inference._ENGINES) == n_engines
