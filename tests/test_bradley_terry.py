@@ -101,6 +101,19 @@ def test_bt_sigma_soft_flat_map_is_the_mle_on_ragged_contexts(jury):
         assert abs(model.map_["skill"][present // n_items == c].sum()) < 1e-10
 
 
+def test_bt_sigma_sparse_jury_uses_the_cell_layout_and_is_the_mle():
+    # 12 judges each seeing ~20% of the ordered pairs: the (pair, judge) matrix would be
+    # mostly empty, so the likelihood runs over the list of cells
+    df, _ = simulate_jury(n_contexts=1, n_items=8, sigma=np.exp(np.linspace(-0.7, 0.7, 12)),
+                          share=0.2, random_seed=12)
+    model = BTSigma(symmetrize=False, priors="flat").fit(df)
+    assert not model._fit_data.extra["dense"]
+    left, right, judge, n, n_items, comps = reference_index(df)
+    skill, sigma = fit_bt_sigma_mle(left, right, judge, prob_of(df), n, 12)
+    np.testing.assert_allclose(model.map_["skill"].ravel(), skill, atol=TOL)
+    np.testing.assert_allclose(model.map_["discriminator"], sigma, rtol=TOL)
+
+
 def test_hard_bt_sigma_flat_map_is_the_mle():
     df, _ = simulate_jury(n_contexts=2, n_items=5, sigma=(0.5, 1.0, 2.0), outcome=True,
                           repeats=3, random_seed=3)

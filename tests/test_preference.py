@@ -256,3 +256,26 @@ def test_alignment_error_interval_covers_the_true_error():
     err = np.asarray(estimates) - np.asarray(truths)
     assert abs(err.mean()) < 3 * err.std() / 10
     assert 0.88 <= np.mean(hits) <= 1.0, np.mean(hits)
+
+
+def test_alignment_error_with_ties_counts_a_tie_as_half_a_vote():
+    """With ties p-hat = (k_B + k_tie/2)/m; a judge reporting q* = p*_B + p*_tie/2 scores ~0.
+
+    The noise floor is E[Var(y)]/m for one annotation y in {0, 1/2, 1}, checked here
+    against its value at the simulation's true p* (Lemma 2 with a three-valued y).
+    """
+    s = simulate_autorater(4000, 3, concentration=3.0, tie_mean=0.3, temperature=1.0,
+                           random_seed=4)
+    p_b, p_tie = s.p_star["p_b"].to_numpy(), s.p_star["p_tie"].to_numpy()
+    q = p_b + p_tie / 2
+    fit = PreferenceDistribution(ties=True).fit(s.annotations)
+    res = alignment_error(pd.DataFrame({"item": s.p_star["item"], "prob": q}), fit)
+    floor = np.mean((p_b + p_tie / 4 - q ** 2) / 3)
+    assert abs(res["noise_floor"] - floor) < 0.1 * floor
+    assert abs(res["mse_p_hat"] - floor) < 0.1 * floor
+    assert res["alignment_error_lower"] < 0 < res["alignment_error_upper"]
+    # a judge off by 0.1 everywhere: the corrected error recovers 0.01
+    off = np.clip(q + 0.1, 0, 1)
+    res = alignment_error(pd.DataFrame({"item": s.p_star["item"], "prob": off}), fit)
+    truth = np.mean((off - q) ** 2)
+    assert res["alignment_error_lower"] < truth < res["alignment_error_upper"]

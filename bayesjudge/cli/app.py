@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 
 from bayesjudge import DavidsonAggregator
+from bayesjudge.cli.calibrate import add_calibrate_parsers
 from bayesjudge.cli.files import (
     FILES_HELP,
     UsageError,
@@ -24,6 +25,7 @@ from bayesjudge.cli.files import (
     one_line,
     read_table,
 )
+from bayesjudge.cli.rank import add_rank_parser
 from bayesjudge.cli.report import EPILOG_REPORT, run_report
 from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import DataValidationError
@@ -231,6 +233,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(rep)
     rep.set_defaults(func=run_report, check=_check_report)
 
+    add_rank_parser(sub, _add_nuts_options, _add_common, _check_level, _check_nuts, _check_seed)
+    add_calibrate_parsers(sub, _add_nuts_options, _add_common, _check_level, _check_nuts,
+                          _check_seed)
+
     demo = sub.add_parser(
         "demo",
         help="run the calibrated aggregator on the shipped PandaLM data",
@@ -251,24 +257,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# what more data means for each command (the fix for a weakly identified fit)
+_MORE_DATA = {"rank": "comparisons", "metrics": "annotations", "calibrate": "labelled items"}
+_FULL_POSTERIOR = {"aggregate": "--method nuts", "rank": "--method nuts",
+                   "calibrate": "--inference nuts"}
+
+
 def _advice(category: type[Warning], text: str, args: argparse.Namespace) -> str:
     """What the CLI user can do about a library warning (no flag sets priors)."""
+    data = _MORE_DATA.get(args.command, "calibration labels")
     if issubclass(category, ConvergenceWarning) and "NUTS" in text:
         if args.command == "demo":
             return f" With the CLI: rerun with a larger --draws (now {args.draws})."
         return (f" With the CLI: rerun with larger --tune and --draws (now {args.tune} and "
                 f"{args.draws}) or more --chains (now {args.chains}); if it persists, add "
-                f"calibration labels.")
+                f"{data}.")
     if issubclass(category, ConvergenceWarning):
-        hint = " or try --method nuts" if args.command == "aggregate" else ""
-        return f" With the CLI: add calibration labels{hint} (no option sets priors)."
+        full = _FULL_POSTERIOR.get(args.command)
+        hint = f" or try {full}" if full and getattr(args, "method", "") != "nuts" else ""
+        return f" With the CLI: add {data}{hint} (no option sets priors)."
     if issubclass(category, IdentifiabilityWarning):
         return (" With the CLI: add calibration labels of both classes (no option sets "
                 "priors); the affected rows are flagged in the table.")
     if issubclass(category, BoundaryWarning):
         return " With the CLI: rerun with --method bayes."
     if "prior" in text.lower():
-        return " With the CLI: add calibration labels (no option sets priors)."
+        return f" With the CLI: add {data} (no option sets priors)."
     return ""
 
 

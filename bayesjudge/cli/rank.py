@@ -90,8 +90,9 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
     rank.add_argument("--model", choices=MODELS, default="bt-sigma",
                       help="bt, bt-sigma (default) or davidson-bt")
     rank.add_argument("--kind", choices=["soft", "hard"], default=None,
-                      help="soft (probabilities, default for bt / bt-sigma) or hard "
-                      "(outcomes; davidson-bt is always hard)")
+                      help="bt / bt-sigma: soft (probabilities) or hard (outcomes); default: "
+                      "hard if the file has an outcome column, else soft (davidson-bt is "
+                      "always hard)")
     rank.add_argument("--per-aspect", action="store_true",
                       help="bt-sigma: one discriminator per judge and aspect (BT-sigma-asp)")
     rank.add_argument("--tie", choices=["global", "per-judge"], default="global",
@@ -130,12 +131,15 @@ def build_model(args: argparse.Namespace):
 
 def run_rank(args: argparse.Namespace) -> int:
     comparisons = read_table(args.comparisons, "comparisons")
+    if args.kind is None:  # follow the file: outcomes are hard, probabilities soft
+        args.kind = "hard" if "outcome" in comparisons.columns else "soft"
     model = build_model(args)
     model.fit(comparisons, method=args.method, draws=args.draws, tune=args.tune,
               chains=args.chains)
     ranking = model.ranking(ci_prob=args.level)
     ranking.to_csv(args.out, index=False)
     judges = model.judges(ci_prob=args.level)
+    judges["n_comparisons"] = judges["n_comparisons"].astype(int)  # a count, stored as float
     if args.judges:
         judges.to_csv(args.judges, index=False)
     fmt = {"float_format": lambda v: f"{v:.3f}", "index": False}

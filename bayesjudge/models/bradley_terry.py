@@ -126,12 +126,13 @@ class BTSigma(PairwiseModel):
     with ``per_aspect=True``): sigma_k is relative to the jury's geometric mean.
     With one judge sigma = 1 (the model is soft/hard BT).
 
-    Default priors: log sigma_k = tau * z_k with z zero-sum over judges (free
-    coordinates iid N(0, 1): ``ZeroSumNormal(1)``) and tau ~ HalfNormal(1), a
-    non-centred hierarchy that pools the judges' log sigma towards their mean,
-    so a judge with three comparisons gets a sigma near the jury's instead of 0
-    or infinity. ``priors="flat"`` drops tau (log sigma = z, flat): the MAP is
-    the maximum-likelihood estimate of eq. 13 under the constraints above.
+    Default priors: log sigma_k = tau z_k with z zero-sum over judges (its free
+    coordinates iid N(0, 1), i.e. ``ZeroSumNormal(1)``) and tau ~ HalfNormal(1):
+    a non-centred hierarchy that pools the judges' log sigma towards their
+    (zero) mean, so a judge with three comparisons gets a sigma near the jury's
+    instead of 0 or infinity. ``priors="flat"`` drops tau (log sigma = z, flat):
+    the MAP is the maximum-likelihood estimate of eq. 13 under the constraints
+    above.
 
     Parameters
     ----------

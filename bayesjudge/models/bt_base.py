@@ -94,6 +94,21 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         cl = layout.cells(comps.group, comps.left)
         cr = layout.cells(comps.group, comps.right)
         n_sc = len(layout.nodes)
+        values = ({"n_left": comps.outcomes[:, 0], "n_tie": comps.outcomes[:, 1],
+                   "n_right": comps.outcomes[:, 2]} if self._ties
+                  else {"win": self._win(comps), "n": comps.n})
+        # Without a position bias, (a, b) and (b, a) are the same pair seen from the other
+        # side: orient every cell with the lower skill cell on the left (halves the pairs
+        # of an unsymmetrised table such as an arena log).
+        swap = (cl > cr) & (not getattr(self, "position_bias", False))
+        if swap.any():
+            cl, cr = np.where(swap, cr, cl), np.where(swap, cl, cr)
+            if self._ties:
+                values["n_left"], values["n_right"] = (
+                    np.where(swap, values["n_right"], values["n_left"]),
+                    np.where(swap, values["n_left"], values["n_right"]))
+            else:
+                values["win"] = np.where(swap, values["n"] - values["win"], values["win"])
         pair, keys = pd.factorize(cl * n_sc + cr)
         n_pairs = len(keys)
         n_cols = len(comps.judges) if self._judge_columns() else 1
@@ -101,9 +116,6 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         dense = n_pairs * n_cols <= 2 * len(comps)
         n_a = self._sigma_aspects(comps)
         data = {"pair_left": keys // n_sc, "pair_right": keys % n_sc, **layout.zero_sum_data()}
-        values = ({"n_left": comps.outcomes[:, 0], "n_tie": comps.outcomes[:, 1],
-                   "n_right": comps.outcomes[:, 2]} if self._ties
-                  else {"win": self._win(comps), "n": comps.n})
         if dense:
             flat = pair * n_cols + col
             for name, v in values.items():
@@ -126,8 +138,9 @@ class PairwiseModel(PairwiseReports, BayesianModel):
             observed={"comparison": (("obs",), pool_units(self._observed(comps)))},
             shape_key=(layout.dims, layout.shape, n_sc, len(data["group_size"]),
                        len(comps.judges), comps.n_aspects, dense),
-            extra={"comps": comps, "layout": layout, "dense": dense, "cell_left": cl,
-                   "cell_right": cr},
+            extra={"comps": comps, "layout": layout, "dense": dense,
+                   "cell_left": layout.cells(comps.group, comps.left),
+                   "cell_right": layout.cells(comps.group, comps.right)},
         )
 
     def _win(self, comps: Comparisons) -> np.ndarray:
@@ -207,7 +220,10 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         return flat
 
     def _discriminator(self, fd: FitData, priors) -> Any:
-        """sigma per judge (or judge x aspect) with sum of log sigma = 0 (per aspect); flat."""
+        """sigma per judge (or judge x aspect), sum of log sigma = 0 (per aspect); a flat vector.
+
+        The flat vector is judge-major (index judge * n_aspects + aspect).
+        """
         comps: Comparisons = fd.extra["comps"]
         n_j = len(comps.judges)
         per_aspect = getattr(self, "per_aspect", False)
@@ -225,7 +241,12 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         last = order[:, -1]
         free = order[:, :-1].ravel()
         log_sigma = zero_sum(z, free, group[free], last, np.full(n_a, float(n_j)), n_a * n_j)
-        if not self._is_flat("discriminator_spread"):  # non-centred: log sigma = tau * z
+        # Non-centred, log sigma = tau z. Measured on the SummEval-scale jury (8 judges,
+        # 96,000 cells; 1 chain 300 + 300): the centred form (log sigma ~ ZeroSumNormal(tau))
+        # samples tau better (bulk ESS 603 vs 9; sigma_k itself 321 vs 286, both 15 leapfrog
+        # steps per draw), but its joint mode collapses to tau = 0, sigma = 1 on small
+        # juries, which makes MAP and its Laplace approximation useless there.
+        if not self._is_flat("discriminator_spread"):
             log_sigma = priors["discriminator_spread"].create("discriminator_spread") * log_sigma
         # flat cells are (aspect, judge); the likelihood indexes judge * n_a + aspect
         log_sigma = log_sigma.reshape((n_a, n_j)).T.reshape((-1,))

@@ -70,7 +70,7 @@ class DavidsonBT(PairwiseModel):
             skill                 Prior('Normal', mu=0, sigma=3)   zero-sum coordinates of s
             tie_logit             Prior('Normal', mu=0, sigma=2)   log nu (scalar or per judge)
             discriminator_offset  Prior('Normal', mu=0, sigma=1)   z, log sigma_k = tau z_k
-            discriminator_spread  Prior('HalfNormal', sigma=1)     tau
+            discriminator_spread  Prior('HalfNormal', sigma=1)     tau, sd of log sigma_k
             position_bias         Prior('Normal', mu=0, sigma=1)   b_k, per judge
 
     random_seed : int

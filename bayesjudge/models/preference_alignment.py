@@ -33,7 +33,11 @@ def alignment_error(
     r"""Noise-corrected alignment error mean_i (p_i - p*_i)^2 of a judge, with an interval.
 
     The paper's alignment metric (Li et al. 2025, appendix C.1) is the MSE to
-    p-hat = k/m. By Lemma 2, p-hat is unbiased with variance p*(1 - p*)/m, so
+    p-hat = k/m (with ties: p-hat = (k_B + k_tie/2)/m, a tie counting half a
+    vote each way as in :func:`bayesjudge.metrics.metric_table`, and p* read as
+    p*_B + p*_tie/2, so p*(1 - p*) below becomes the variance of one annotation,
+    p*_B + p*_tie/4 - (p*_B + p*_tie/2)^2). By Lemma 2, p-hat is unbiased with
+    variance p*(1 - p*)/m, so
     for a judge probability p
 
     .. math::
@@ -87,23 +91,18 @@ def alignment_error(
     ac = preference_model.annotation_counts()
     counts = ac.counts[align_outputs(outputs, ac)]
     patterns, inverse = unique_rows(counts)
-    # (P, S): one column per hyperparameter draw (MAP fits: Laplace draws)
-    a, b = preference_model.posterior_beta(patterns, laplace=True)
-    _, ex1, ex2, ex3, ex4 = beta_raw_moments(a, b, 4)
     m = counts.sum(1)
-    # E[p*(1 - p*)] / m per pattern and draw (items of a pattern share m)
-    floor_pattern = (ex1 - ex2) / patterns.sum(1)[:, None]
     n = len(outputs.prob)
-    floor_draws = (floor_pattern * np.bincount(inverse, minlength=len(patterns))[:, None]
-                   ).sum(0) / n
-    sq = (outputs.prob - counts[:, 2] / m) ** 2
-    mse = float(mse_to_phat(outputs.prob, counts[:, 2] / m))  # the paper's metric (= sq.mean())
+    weight = np.bincount(inverse, minlength=len(patterns))
+    # (P, S): one column per hyperparameter draw (MAP fits: Laplace draws)
+    floor_pattern, var_pattern = _floor_moments(preference_model, patterns)
+    floor_draws = (floor_pattern * weight[:, None]).sum(0) / n
+    p_hat = (counts[:, 2] + 0.5 * counts[:, 1]) / m
+    sq = (outputs.prob - p_hat) ** 2
+    mse = float(mse_to_phat(outputs.prob, p_hat))  # the paper's metric (= sq.mean())
     terms = sq - floor_pattern.mean(1)[inverse]
-    # Posterior variance of the floor itself: Var[X(1 - X)] = E(X - X^2)^2 - (E X - E X^2)^2
-    # per item, / m^2, summed over items / n^2 (items independent given the hyperparameters).
-    var_floor = ((ex2 - 2 * ex3 + ex4 - (ex1 - ex2) ** 2) / patterns.sum(1)[:, None] ** 2
-                 ).mean(1)
-    var_floor = float((var_floor * np.bincount(inverse, minlength=len(patterns))).sum()) / n ** 2
+    # Posterior variance of the floor itself (items independent given the hyperparameters).
+    var_floor = float((var_pattern * weight).sum()) / n ** 2
     se = float(np.sqrt(terms.var(ddof=1) / n + var_floor)) if n > 1 else np.inf
     centres = mse - floor_draws
     q = ((1 - ci_prob) / 2, (1 + ci_prob) / 2)
@@ -114,6 +113,41 @@ def alignment_error(
     return pd.Series({"alignment_error": float(centres.mean()), "alignment_error_lower": lo,
                       "alignment_error_upper": hi, "mse_p_hat": mse,
                       "noise_floor": float(floor_draws.mean()), "n_items": n})
+
+
+def _floor_moments(model: PreferenceDistribution, patterns: np.ndarray):
+    """Per count pattern: E[Var(y) | annotations] / m per draw, and Var of that over p*.
+
+    One annotation is y = 1 (B), 1/2 (tie) or 0 (A), so p-hat = (k_B + k_tie/2)/m
+    and its target is q* = p*_B + p*_tie/2, with Var(y) = p*_B + p*_tie/4 - q*^2
+    (= p*(1 - p*) without ties). Given the hyperparameters the item's p* is
+    Dirichlet(a_A, a_tie, a_B) (Beta(a_B, a_A) without ties), whose moments give
+    E[Var(y)] exactly; the variance of Var(y) (a small term of the standard error)
+    is exact without ties and a Monte Carlo estimate at the mean posterior
+    parameters with them.
+    """
+    m = patterns.sum(1)
+    a_b, b_b = model.posterior_beta(patterns, "B", laplace=True)
+    total = a_b + b_b
+    try:
+        a_t, _ = model.posterior_beta(patterns, "tie", laplace=True)
+    except ValueError:  # a model without ties
+        a_t = None
+    if a_t is None:
+        _, ex1, ex2, ex3, ex4 = beta_raw_moments(a_b, b_b, 4)
+        floor = (ex1 - ex2) / m[:, None]
+        var = ((ex2 - 2 * ex3 + ex4 - (ex1 - ex2) ** 2) / m[:, None] ** 2).mean(1)
+        return floor, var
+    e_q2 = (a_b * (a_b + 1) + a_b * a_t + a_t * (a_t + 1) / 4) / (total * (total + 1))
+    floor = ((a_b + a_t / 4) / total - e_q2) / m[:, None]
+    rng = np.random.default_rng(0)
+    alpha = np.stack([(total - a_b - a_t).mean(1), a_t.mean(1), a_b.mean(1)], axis=1)
+    var = np.empty(len(patterns))
+    for i, row in enumerate(alpha):
+        p = rng.dirichlet(row, size=4000)
+        q = p[:, 2] + p[:, 1] / 2
+        var[i] = np.var(p[:, 2] + p[:, 1] / 4 - q ** 2) / m[i] ** 2
+    return floor, var
 
 
 def _normal_mixture_quantile(means: np.ndarray, sd: float, prob: float) -> float:

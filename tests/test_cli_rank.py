@@ -1,0 +1,148 @@
+"""`bayesjudge rank` on a small jury CSV: one ranking row per (context, item) with ids as
+written, one judges row per judge, every model and kind, and one-line errors (exit 2) for
+bad arguments (checked before any file is read) and bad comparison tables."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayesjudge.cli import main
+
+ITEMS = ["000", "1.1", "1.10", "NA", "007"]  # ids pandas would mangle if read as numbers
+SKILL = np.array([1.5, 0.75, 0.0, -0.75, -1.5])  # the true order is ITEMS' order
+JUDGES = {"j-1": 0.3, "j-2": 1.0, "j-3": 3.0}  # judge -> noise scale (sigma_k)
+
+
+def _jury(contexts=(None,)) -> pd.DataFrame:
+    """3 judges x 5 items, every ordered pair (both orders), soft P(left beats right)."""
+    rows = []
+    for ctx in contexts:
+        for judge, sigma in JUDGES.items():
+            for a in range(5):
+                for b in range(5):
+                    if a != b:
+                        p = 1 / (1 + np.exp(-(SKILL[a] - SKILL[b]) / sigma))
+                        rows.append((ctx, judge, ITEMS[a], ITEMS[b], round(float(p), 4)))
+    df = pd.DataFrame(rows, columns=["context", "judge", "left", "right", "prob"])
+    return df if contexts != (None,) else df.drop(columns="context")
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rank")
+    soft = _jury()
+    soft.to_csv(d / "soft.csv", index=False)
+    hard = soft.drop(columns="prob").assign(outcome=np.select(
+        [soft["prob"] > 0.6, soft["prob"] < 0.4], ["left", "right"], "tie"))
+    assert (hard["outcome"] == "tie").any() and hard["outcome"].nunique() == 3
+    hard.to_csv(d / "hard.csv", index=False)
+    _jury(("ctx-A", "ctx-B")).to_csv(d / "contexts.csv", index=False)
+    return d
+
+
+def _ids(path, col: str) -> list[str]:
+    lines = path.read_text().splitlines()
+    i = lines[0].split(",").index(col)
+    return [line.split(",")[i] for line in lines[1:]]
+
+
+def _read_exact(path) -> pd.DataFrame:
+    return pd.read_csv(path, dtype={"item": str, "judge": str, "context": str},
+                       keep_default_na=False)
+
+
+def _one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.mark.parametrize("model, source, extra, judge_cols", [
+    ("bt", "soft.csv", [], []),
+    ("bt-sigma", "soft.csv", [], ["discriminator", "reliability", "reliability_lower"]),
+    ("bt-sigma", "hard.csv", [], ["discriminator", "reliability"]),  # kind follows the file
+    ("davidson-bt", "hard.csv", ["--tie", "per-judge"], ["tie_logit", "tie_logit_upper"]),
+])
+def test_rank_writes_one_row_per_item_and_per_judge(files, tmp_path, capsys, model, source,
+                                                     extra, judge_cols):
+    out, judges = tmp_path / "ranking.csv", tmp_path / "judges.csv"
+    assert main(["rank", str(files / source), "--model", model, "--out", str(out),
+                 "--judges", str(judges), *extra]) == 0
+    got = _read_exact(out)
+    assert sorted(_ids(out, "item")) == sorted(ITEMS)  # byte-exact, every item once
+    assert got["rank"].tolist() == [1, 2, 3, 4, 5]
+    assert (got["skill_lower"] <= got["skill"]).all() and (got["skill"] <= got["skill_upper"]).all()
+    assert (got["rank_lower"] <= got["rank"]).all() and (got["rank"] <= got["rank_upper"]).all()
+    assert got["p_best"].sum() == pytest.approx(1.0)
+    assert got["item"].iloc[0] == "000" and got["item"].iloc[-1] == "007"  # clear extremes
+    jt = _read_exact(judges)
+    assert _ids(judges, "judge") == list(JUDGES)
+    assert jt["n_comparisons"].dtype.kind == "i" and (jt["n_comparisons"] > 0).all()
+    for col in judge_cols:
+        assert col in jt
+    printed = capsys.readouterr().out
+    assert f"wrote {out} and {judges}" in printed
+
+
+def test_bt_recovers_the_order(files, tmp_path):
+    out = tmp_path / "ranking.csv"
+    assert main(["rank", str(files / "soft.csv"), "--model", "bt", "--out", str(out)]) == 0
+    assert _ids(out, "item") == ITEMS  # sorted by rank: the true order
+
+
+def test_rank_per_context(files, tmp_path):
+    out = tmp_path / "ranking.csv"
+    assert main(["rank", str(files / "contexts.csv"), "--model", "bt", "--out", str(out),
+                 "--level", "0.9"]) == 0
+    got = _read_exact(out)
+    assert len(got) == 10 and got.groupby("context").size().to_dict() == {"ctx-A": 5, "ctx-B": 5}
+    assert got.groupby("context")["p_best"].sum().to_numpy() == pytest.approx([1.0, 1.0])
+    assert _ids(out, "context") == ["ctx-A"] * 5 + ["ctx-B"] * 5
+
+
+def test_rank_nuts(files, tmp_path):
+    out = tmp_path / "ranking.csv"
+    assert main(["rank", str(files / "soft.csv"), "--model", "bt", "--method", "nuts",
+                 "--draws", "50", "--tune", "50", "--chains", "2", "--out", str(out)]) == 0
+    got = _read_exact(out)
+    assert sorted(got["item"]) == sorted(ITEMS) and (got["skill_upper"] > got["skill_lower"]).all()
+
+
+def _no_input(d, *extra):
+    # the input does not exist: an argument error must come first
+    args = ["rank", str(d / "no-comparisons.csv"), *extra]
+    return args if "--out" in extra else args + ["--out", str(d / "r.csv")]
+
+
+@pytest.mark.parametrize("extra, expect", [
+    (["--kind", "soft", "--model", "davidson-bt"], "--kind soft does not apply to --model "
+                                                   "davidson-bt"),
+    (["--level", "95"], "--level must lie strictly between 0.5 and 1"),
+    (["--position-bias"], "apply to --model davidson-bt only"),
+    (["--model", "bt", "--per-aspect"], "--per-aspect applies to --model bt-sigma only"),
+    (["--method", "nuts", "--chains", "1"], "--chains 1 is too small"),
+    (["--seed", "-3"], "--seed must lie in"),
+    (["--model", "plackett"], "invalid choice: 'plackett'"),
+    (["--out", "MISSING"], "does not exist; create it first"),
+    (["--out", "SAME", "--judges", "SAME"], "--judges and --out name the same file"),
+])
+def test_bad_rank_arguments_fail_before_any_work(tmp_path, capsys, extra, expect):
+    subst = {"MISSING": str(tmp_path / "missing" / "r.csv"), "SAME": str(tmp_path / "r.csv")}
+    assert main(_no_input(tmp_path, *[subst.get(e, e) for e in extra])) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert expect in line and "no-comparisons" not in line
+
+
+@pytest.mark.parametrize("text, expect", [
+    ("judge,left,right,prob\nj,a,a,0.5\nj,a,b,0.6\n", "left"),
+    ("judge,left,right,prob\nj,a,b,1.5\nj,b,a,0.6\n", "prob"),
+    ("judge,left,right,outcome\nj,a,b,win\nj,b,a,left\n", "outcome"),
+    ("judge,left,right\nj,a,b\n", "prob"),
+])
+def test_bad_comparison_tables_give_one_line(tmp_path, capsys, text, expect):
+    (tmp_path / "c.csv").write_text(text)
+    out = tmp_path / "r.csv"
+    assert main(["rank", str(tmp_path / "c.csv"), "--out", str(out)]) == 2
+    assert expect in _one_error_line(capsys.readouterr().err)
+    assert not out.exists()
