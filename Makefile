@@ -27,9 +27,13 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not slow" -q
 
+# Peers timed against bayesjudge (evalica, choix, crowd-kit) live in the bench extra only.
 benchmark: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	$(PY) benchmarks/bench_davidson_map.py
 	$(PY) benchmarks/bench_predict_memory.py
+	$(PY) benchmarks/bench_preference.py
+	$(PY) benchmarks/bench_bradley_terry.py
 
 # Rebuild notebooks/*.ipynb from their jupytext sources (notebooks/*.py) and execute
 # them at full size, storing outputs and figures (tools/execute_notebooks --fast: quick).

@@ -241,7 +241,10 @@ class Engine:
                 "L-BFGS-B found no point with a finite log density; check the data "
                 "and priors (a flat prior with separable data has no finite MAP)."
             )
-        if not best.success and np.max(np.abs(best.jac)) > 1e-3:
+        # L-BFGS-B stops 'ABNORMAL' when float64 cannot lower a large objective any
+        # further (|logp| ~ 1e6 at 1M comparisons: measured max |gradient| 9e-4 at an
+        # optimum matching evalica to 1e-6); judge the gradient relative to that size.
+        if not best.success and np.max(np.abs(best.jac)) > 1e-3 * max(1.0, 1e-5 * abs(best.fun)):
             warn_user(
                 f"MAP optimisation did not converge ({best.message}); the estimate may "
                 f"be off. Try informative priors (priors=None) or more calibration data.",

@@ -101,8 +101,7 @@ def bench_arena(args) -> list[dict]:
     model.fit(table.iloc[:1000])  # compile outside the timing (once per structure)
     t_map, fitted = median_time(lambda: bayesjudge.DavidsonBT(priors="flat").fit(table),
                                 args.repeats)
-    ours = fitted.ranking().set_index("item")["skill_mean" if "skill_mean" in
-                                                fitted.ranking() else "skill"]
+    ours = fitted.ranking().set_index("item")["skill"]
     ours = np.asarray(ours.reindex(ids), dtype=float)
     ours = ours - ours.mean()
     gap = float(np.max(np.abs(ours - ref)))
@@ -127,9 +126,12 @@ def bench_arena(args) -> list[dict]:
         return evalica.newman(xs[idx], ys[idx], [wins[i] for i in idx])
 
     t_boot, _ = median_time(one_boot, args.boot)
-    t_nuts, nuts = median_time(
-        lambda: bayesjudge.DavidsonBT(random_seed=0).fit(table, method="nuts"), 1)
-    diag = nuts.diagnostics_ or {}
+    if args.no_nuts:
+        t_nuts, diag = np.nan, {}
+    else:
+        t_nuts, nuts = median_time(
+            lambda: bayesjudge.DavidsonBT(random_seed=0).fit(table, method="nuts"), 1)
+        diag = nuts.diagnostics_ or {}
     rows = [
         {"workload": "arena 1M", "what": "DavidsonBT MAP (flat) vs evalica newman",
          "ours_s": t_map, "peer_s": t_newman, "ratio": t_map / t_newman,
@@ -145,7 +147,8 @@ def bench_arena(args) -> list[dict]:
          "bootstrap", "ours_s": t_nuts, "peer_s": 1000 * t_boot,
          "ratio": t_nuts / (1000 * t_boot),
          "note": f"bootstrap extrapolated from {args.boot} resamples; R-hat max "
-                 f"{diag.get('r_hat_max', float('nan')):.3f}"},
+                 f"{diag.get('max_rhat', np.nan):.3f}, min ESS "
+                 f"{diag.get('min_ess_bulk', np.nan):.0f}"},
     ]
     return rows
 
