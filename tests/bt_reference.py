@@ -90,7 +90,7 @@ def _reference_mask(group, n):
 
 def fit_bt_sigma_mle(left_idx, right_idx, judge_idx, prob, n_items, n_judges, weight=None,
                      item_group=None, sigma_idx=None, sigma_group=None, item_scale=None,
-                     fit_sigma=True):
+                     fit_sigma=True, warm_start=False):
     """MLE of BT-sigma (eq. 13) under sum-zero skills and sum log sigma = 0.
 
     Parameters
@@ -111,6 +111,11 @@ def fit_bt_sigma_mle(left_idx, right_idx, judge_idx, prob, n_items, n_judges, we
         aspect of each discriminator, item_scale = aspect of each item.
     fit_sigma : bool
         False fixes sigma = 1 (plain soft / hard BT).
+    warm_start : bool
+        Start the joint fit from the plain-BT skills (sigma = 1) instead of 0.
+        From 0, L-BFGS-B can drift one noisy judge's sigma up a ridge and stop
+        there: on a simulated SummEval jury it ended at sigma_8 ~ 1e9 with a
+        negative log-likelihood 216 above the MLE.
 
     Returns
     -------
@@ -144,6 +149,12 @@ def fit_bt_sigma_mle(left_idx, right_idx, judge_idx, prob, n_items, n_judges, we
         return -ll, -np.concatenate([gs[free_s], gk[free_k]])
 
     x0 = np.zeros(ns + free_k.sum())
+    if warm_start and fit_sigma:
+        s0, _ = fit_bt_sigma_mle(left, right, judge_idx, prob, n_items, n_judges, weight=weight,
+                                 item_group=item_group, fit_sigma=False)
+        ref_item = np.zeros(int(item_group.max()) + 1, dtype=int)
+        ref_item[item_group[~free_s]] = np.flatnonzero(~free_s)  # each group's fixed item
+        x0[:ns] = (s0 - s0[ref_item[item_group]])[free_s]
     res = optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", options=OPTIONS)
     s, ls = unpack(res.x)
     s, ls = _normalise(s, ls, item_group, item_scale, sigma_group)
