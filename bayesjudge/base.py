@@ -155,6 +155,14 @@ class BayesianModel(ABC):
         """
         return [None]
 
+    def _laplace_blocks(self, fd: FitData, engine) -> np.ndarray | None:
+        """Block label per unconstrained coordinate for a sparse Laplace Hessian (None: dense).
+
+        Label b >= 0: the coordinate interacts only with its block and the globals (-1);
+        see :func:`bayesjudge.hessian.compressed_hessian`.
+        """
+        return None
+
     # -- priors -------------------------------------------------------------------
     def _prior_names(self) -> tuple[str, ...]:
         """Names of ``default_priors`` this configuration uses (all, unless overridden)."""
@@ -282,7 +290,8 @@ class BayesianModel(ABC):
         if self._idata is None:  # MAP: built on first use, the refit loop never pays for it
             fd = self._fit_data
             self._engine.set_data(fd.data, fd.coords)  # another fit may have swapped it
-            draws = self._engine.laplace_draws(self._map_result, LAPLACE_DRAWS, self.random_seed)
+            draws = self._engine.laplace_draws(self._map_result, LAPLACE_DRAWS, self.random_seed,
+                                               self._laplace_blocks(fd, self._engine))
             post = xr.Dataset(
                 {k: (("chain", "draw", *self._dims_of(k, v)), v) for k, v in draws.items()},
                 coords={"chain": [0], "draw": np.arange(LAPLACE_DRAWS)},

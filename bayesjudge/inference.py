@@ -32,6 +32,8 @@ import xarray as xr
 from pymc.pytensorf import join_nonshared_inputs
 from scipy import optimize
 
+from bayesjudge import hessian
+
 _log = logging.getLogger(__name__)
 
 Sampler = Literal["nutpie", "pymc"]
@@ -136,6 +138,8 @@ class MAPResult:
         yet, or if the Hessian is not negative definite).
     logp : float
         Joint log density at the mode.
+    chol : ndarray or None
+        Cholesky factor of the negative Hessian (block-sparse Laplace fits only).
     """
 
     point: dict[str, np.ndarray]
@@ -143,6 +147,7 @@ class MAPResult:
     cov: np.ndarray | None
     logp: float
     laplace_x: np.ndarray | None = None
+    chol: np.ndarray | None = None
 
 
 class Engine:
@@ -273,63 +278,59 @@ class Engine:
             options={"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9},
         )
 
-    def laplace(self, fit: MAPResult) -> None:
+    def laplace(self, fit: MAPResult, blocks: np.ndarray | None = None) -> None:
         """Fill ``fit.laplace_x`` / ``fit.cov``: Gaussian approximation in the unconstrained space.
 
-        Centred at the mode of the unconstrained density (with the Jacobian;
-        equal to the MAP for untransformed parameters), covariance the inverse
-        negative Hessian there. Uses the engine's current data.
+        Centred at the mode of the unconstrained density (with the Jacobian; equal to
+        the MAP for untransformed parameters), covariance the inverse negative Hessian
+        there (``blocks``: see :meth:`laplace_cov`). Uses the engine's current data.
         """
         if not self._has_transforms():
-            fit.laplace_x, fit.cov = fit.x, self.laplace_cov(fit.x)
-            return
-        # Started at the MAP, L-BFGS-B can stall when the MAP lies far out on a
-        # logit (a boundary estimate, logit ~ 60) or deep in a hierarchical funnel
-        # (log sd ~ -12): the Jacobian term's gradient is huge there. Restarting
-        # from the MAP clipped to +-5 or from the initial point converges in the
-        # cases found (tests/test_properties.py); keep the best converged mode.
-        best = (fit.x, None, -np.inf)  # (centre, covariance, log density)
-        for start in (fit.x, np.clip(fit.x, -5.0, 5.0), self.x0):
-            res = self._maximise(self._logp_dlogp_jac, start)
-            cov = self.laplace_cov(res.x) if np.isfinite(res.fun) else None
-            if (cov is not None, -res.fun) > (best[1] is not None, best[2]):
-                best = (res.x, cov, -res.fun)
-            if cov is not None and np.max(np.abs(res.jac)) < 1e-3:
-                break
-        fit.laplace_x, fit.cov = best[0], best[1]
+            centre, chol = fit.x, self._laplace_chol(fit.x, blocks)
+        else:
+            # From the MAP, L-BFGS-B can stall when it lies far out on a logit (boundary
+            # estimate, logit ~ 60) or deep in a funnel (log sd ~ -12): the Jacobian term's
+            # gradient is huge there. Restarts from the MAP clipped to +-5 or from the
+            # initial point converge in the cases found (tests/test_properties.py); keep the
+            # best converged mode (gradient relative to |logp| as in find_map).
+            best = (fit.x, None, -np.inf)  # (centre, Cholesky factor, log density)
+            starts = (fit.x, np.clip(fit.x, -5.0, 5.0), self.x0)
+            for k, start in enumerate(starts):
+                if any(np.array_equal(start, s) for s in starts[:k]):
+                    continue  # the same start gives the same mode
+                res = self._maximise(self._logp_dlogp_jac, start)
+                chol = self._laplace_chol(res.x, blocks) if np.isfinite(res.fun) else None
+                if (chol is not None, -res.fun) > (best[1] is not None, best[2]):
+                    best = (res.x, chol, -res.fun)
+                tol = 1e-3 * max(1, 1e-5 * abs(res.fun))
+                if chol is not None and np.max(np.abs(res.jac)) < tol:
+                    break
+            centre, chol = best[0], best[1]
+        fit.laplace_x, fit.chol = centre, None if blocks is None else chol
+        fit.cov = hessian.cov_from_cholesky(chol, potri=blocks is not None)
 
     def _has_transforms(self) -> bool:
         return any(self.model.rvs_to_transforms.get(rv) is not None for rv in self.model.free_RVs)
 
-    def laplace_cov(self, x: np.ndarray) -> np.ndarray | None:
-        """Inverse negative Hessian of the (Jacobian-adjusted) log density at ``x``."""
-        # Central differences of the compiled gradient: 2 d gradient calls,
-        # cheaper than compiling a second (Hessian) graph per structure.
-        d = x.size
-        hess = np.empty((d, d))
-        grad = self._logp_dlogp_jac
-        for j in range(d):
-            h = 1e-5 * max(1.0, abs(x[j]))
-            e = np.zeros(d)
-            e[j] = h
-            hess[:, j] = (grad(x + e)[1] - grad(x - e)[1]) / (2 * h)
-        hess = 0.5 * (hess + hess.T)
-        try:
-            chol = np.linalg.cholesky(-hess)
-        except np.linalg.LinAlgError:
-            return None
-        inv = np.linalg.inv(chol)
-        return inv.T @ inv
+    def laplace_cov(self, x: np.ndarray, blocks: np.ndarray | None = None) -> np.ndarray | None:
+        """Inverse negative Hessian of the (Jacobian-adjusted) log density at ``x`` (``2 d``
+        gradient calls; ``blocks``: see :func:`bayesjudge.hessian.compressed_hessian`)."""
+        return hessian.cov_from_cholesky(self._laplace_chol(x, blocks), blocks is not None)
+
+    def _laplace_chol(self, x, blocks):
+        grad = lambda v: self._logp_dlogp_jac(v)[1]  # noqa: E731
+        return hessian.laplace_cholesky(hessian.compressed_hessian(grad, x, blocks))
 
     def laplace_draws(
-        self, fit: MAPResult, n_draws: int, random_seed: int | None
+        self, fit: MAPResult, n_draws: int, random_seed: int | None,
+        blocks: np.ndarray | None = None,
     ) -> dict[str, np.ndarray]:
         """Draws of the constrained parameters from the Laplace approximation.
 
-        The engine's current data must be the data ``fit`` was found on.
+        The engine's current data must be the data ``fit`` was found on (``blocks``: laplace).
         """
         if fit.laplace_x is None:
-            self.laplace(fit)
+            self.laplace(fit, blocks)
         if fit.cov is None:
             raise FitError(
                 "The Hessian at the MAP is not negative definite, so no Laplace "
@@ -337,7 +338,7 @@ class Engine:
                 "with priors=None or method='nuts'."
             )
         rng = np.random.default_rng(random_seed)
-        xs = rng.multivariate_normal(fit.laplace_x, fit.cov, size=n_draws)
+        xs = hessian.gaussian_draws(rng, fit.laplace_x, fit.cov, fit.chol, n_draws)
         rows = [self._constrain(xi) for xi in xs]
         return {
             name: np.stack([r[i] for r in rows])[None] for i, name in enumerate(self.param_names)

@@ -174,6 +174,18 @@ class PairwiseModel(PairwiseReports, BayesianModel):
                     f"finite maximum-likelihood value (the MAP runs off to a large number). Use "
                     f"the default priors for a finite estimate.", UserWarning, stacklevel=4)
 
+    def _laplace_blocks(self, fd: FitData, engine) -> np.ndarray:
+        """Ranking group of each free skill coordinate (``skill_z``), -1 for the rest.
+
+        Skills of different groups (context x aspect) enter no common term of the
+        log density (zero-sum per group, eq. 13 compares items of one group); they
+        share only the judges' parameters, which are global.
+        """
+        value = engine.model.rvs_to_values[engine.model["skill_z"]].name
+        blocks = np.full(engine.x0.size, -1, dtype=np.int64)
+        blocks[engine.value_slices()[value]] = fd.data["free_group"]  # skill_z[k]: free_cell[k]
+        return blocks
+
     # -- graph pieces ----------------------------------------------------------------
     def _margin(self, fd: FitData, priors, model: pm.Model):
         """Skill differences (divided by sigma) on the likelihood layout, and a spreader.
