@@ -57,7 +57,18 @@ from bayesjudge.datasets import simulate_davidson_votes, simulate_misclassificat
 from bayesjudge.inference import ConvergenceWarning
 
 MODELS = registered_models()
-NAMES = sorted(MODELS)
+#: Models whose interval coverage is studied elsewhere, and why not here.
+ELSEWHERE = {
+    # The example data are soft probabilities: the soft likelihood (eq. 2) is a
+    # cross-entropy, not a generative model, so its intervals have no coverage to
+    # check, and the example's truth (sigma_k = 0.5, 1, 2) is not in the identified
+    # parametrisation (sum log sigma_k = 0). NUTS recovery / coverage on hard outcomes:
+    # tests/test_bradley_terry_slow.py.
+    "BradleyTerry": "tests/test_bradley_terry_slow.py",
+    "BTSigma": "tests/test_bradley_terry_slow.py",
+    "DavidsonBT": "tests/test_bradley_terry_slow.py",
+}
+NAMES = sorted(n for n in MODELS if n not in ELSEWHERE)
 LEVEL = 0.9
 P_MIN = 0.01
 
@@ -117,6 +128,24 @@ def _hierarchical(rep: int, k: int = 4):
     return tables, truth
 
 
+def _preference(rep: int):
+    """Simulation-based calibration: (mu, kappa) drawn from the default priors each time.
+
+    At the example's one fixed truth (kappa = 2 with 1-4 annotators per item) the
+    Gamma(1.5, 0.1) prior on kappa pulls the posterior and 90% intervals covered it 75
+    times in 100; drawn from the prior the fitted model uses, coverage is exactly 0.90
+    in expectation (as for the hierarchical misclassification model).
+    """
+    rng = np.random.default_rng([9100, rep])
+    mu, kappa = rng.beta(1, 1), rng.gamma(1.5, 1 / 0.1)
+    p_star = rng.beta(max(mu * kappa, 1e-3), max((1 - mu) * kappa, 1e-3), size=80)
+    m = rng.integers(1, 5, size=80)
+    rows = [(f"item-{i:03d}", f"rater-{j}", "B" if rng.random() < p_star[i] else "A")
+            for i in range(80) for j in range(m[i])]
+    table = pd.DataFrame(rows, columns=["item", "annotator", "label"])
+    return (table,), {"population_mean": mu, "concentration": kappa}
+
+
 def _from_example(name: str) -> Study:
     def simulate(rep: int):
         example = MODELS[name].example_data(random_seed=10_000 + rep)
@@ -127,6 +156,7 @@ def _from_example(name: str) -> Study:
 STUDIES = {
     "DavidsonAggregator": Study(_davidson, reps=150),
     "MisclassificationModel": Study(_misclassification, reps=150),
+    "PreferenceDistribution": Study(_preference, reps=100, options={"ties": False}),
     "HierarchicalMisclassificationModel": Study(
         _hierarchical, reps=200, options={"priors": HIER_PRIORS}),
 }
