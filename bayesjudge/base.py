@@ -26,12 +26,8 @@ import xarray as xr
 
 from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import check_ci_prob
-from bayesjudge.inference import (
-    MAPResult,
-    Sampler,
-    check_convergence,
-    get_engine,
-)
+from bayesjudge.diagnostics import check_convergence
+from bayesjudge.inference import MAPResult, Sampler, get_engine
 from bayesjudge.persistence import ModelFileError, read_model_file, write_model_file
 from bayesjudge.priors import Prior, resolve_priors
 from bayesjudge.structures import ExampleData, FitData
@@ -137,6 +133,10 @@ class BayesianModel(ABC):
     def _structure_key(self, fd: FitData) -> tuple:
         params = tuple((k, repr(v)) for k, v in self.get_params().items() if k != "random_seed")
         return (type(self).__name__, params, fd.shape_key)
+
+    #: MAP by damped Newton on the exact Hessian (models with a few parameters; see
+    #: :mod:`bayesjudge.optim`), else L-BFGS-B.
+    _map_newton = False
 
     @property
     def _sampler_defaults(self) -> dict[str, Any]:
@@ -256,12 +256,14 @@ class BayesianModel(ABC):
         self._fit_data = fd
         self._engine = engine
         self._idata = None
+        self._post = self._stats = None  # posterior / sample_stats before idata_ is assembled
         self.map_ = None
         self.diagnostics_ = None
         if method == "map":
             # The Laplace covariance is computed on first use of idata_: a loop
             # over calibration splits that only predicts never pays for it.
-            fits = [engine.find_map(x0=x0, random_seed=self.random_seed, laplace=False)
+            fits = [engine.find_map(x0=x0, random_seed=self.random_seed, laplace=False,
+                                    newton=self._map_newton)
                     for x0 in self._map_starts(fd, engine)]
             self._map_result: MAPResult | None = max(fits, key=lambda r: r.logp)
             self.map_ = {k: np.asarray(v) for k, v in self._map_result.point.items()}
@@ -271,8 +273,10 @@ class BayesianModel(ABC):
             tree = engine.sample(draws, tune, chains, self.random_seed, sampler, progressbar,
                                  settings)
             self.diagnostics_ = check_convergence(tree, list(self._summary_vars))
-            self._idata = self._assemble(tree["posterior"].to_dataset(), fd,
-                                         tree["sample_stats"].to_dataset())
+            # The pointwise log-likelihood (draws x cells) waits for the first use of
+            # idata_: ranking, predict and summaries read only the posterior.
+            self._post = self._label(tree["posterior"].to_dataset(), fd)
+            self._stats = self._label(tree["sample_stats"].to_dataset(), fd)
         self.method_ = method
         return self
 
@@ -287,7 +291,16 @@ class BayesianModel(ABC):
     def idata_(self) -> xr.DataTree:
         """ArviZ ``DataTree``: posterior, log_likelihood, observed_data."""
         self._check_fitted()
-        if self._idata is None:  # MAP: built on first use, the refit loop never pays for it
+        if self._idata is None:  # built on first use: the refit loop never pays for it
+            self._idata = self._assemble(self._posterior(), self._fit_data, self._stats)
+        return self._idata
+
+    def _posterior(self) -> xr.Dataset:
+        """Posterior draws (NUTS, or Laplace for MAP fits) without the log-likelihood."""
+        self._check_fitted()
+        if self._idata is not None:
+            return self._idata["posterior"].to_dataset()
+        if self._post is None:  # MAP: Laplace draws, on first use
             fd = self._fit_data
             self._engine.set_data(fd.data, fd.coords)  # another fit may have swapped it
             draws = self._engine.laplace_draws(self._map_result, LAPLACE_DRAWS, self.random_seed,
@@ -297,8 +310,8 @@ class BayesianModel(ABC):
                 coords={"chain": [0], "draw": np.arange(LAPLACE_DRAWS)},
             )
             post.attrs["inference"] = "laplace approximation (unconstrained space), not NUTS"
-            self._idata = self._assemble(post, fd)
-        return self._idata
+            self._post = self._label(post, fd)
+        return self._post
 
     def _dims_of(self, name: str, draws: np.ndarray) -> tuple[str, ...]:
         rv = self._engine.model.named_vars.get(name)
@@ -323,22 +336,22 @@ class BayesianModel(ABC):
         groups = {"posterior": post, "log_likelihood": log_lik, "observed_data": obs}
         if stats is not None:
             groups["sample_stats"] = stats
-        # Label every dim that has coordinates (system names, obs labels, ...)
-        # so summaries and saved files describe themselves.
-        for name, ds in groups.items():
-            labels = {
-                d: np.asarray(fd.coords[d]) for d in ds.dims
-                if d in fd.coords and len(fd.coords[d]) == ds.sizes[d]
-            }
-            groups[name] = ds.assign_coords(labels)
-        return xr.DataTree.from_dict(groups)
+        return xr.DataTree.from_dict({k: self._label(v, fd) for k, v in groups.items()})
+
+    @staticmethod
+    def _label(ds: xr.Dataset, fd: FitData) -> xr.Dataset:
+        """Label every dim that has coordinates (system names, obs labels, ...), so
+        summaries and saved files describe themselves."""
+        labels = {d: np.asarray(fd.coords[d]) for d in ds.dims
+                  if d in fd.coords and len(fd.coords[d]) == ds.sizes[d]}
+        return ds.assign_coords(labels)
 
     def param_draws(self) -> dict[str, np.ndarray]:
         """Parameters with a leading sample axis (1 sample for MAP fits)."""
         self._check_fitted()
         if self.method_ == "map":
             return {k: np.asarray(v)[None] for k, v in self.map_.items()}
-        post = self.idata_["posterior"].to_dataset()
+        post = self._posterior()
         return {
             k: post[k].values.reshape(-1, *post[k].shape[2:])
             for k in post.data_vars
@@ -357,7 +370,7 @@ class BayesianModel(ABC):
         check_ci_prob(ci_prob)
         kind = "stats" if self.method_ == "map" else "all"
         table = az.summary(
-            self.idata_, var_names=list(self._summary_vars), ci_prob=ci_prob,
+            self._posterior(), var_names=list(self._summary_vars), ci_prob=ci_prob,
             ci_kind="eti", kind=kind, round_to="none",
         )
         if self.method_ == "map":

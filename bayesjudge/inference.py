@@ -30,9 +30,8 @@ import pytensor
 import pytensor.tensor as pt
 import xarray as xr
 from pymc.pytensorf import join_nonshared_inputs
-from scipy import optimize
 
-from bayesjudge import hessian
+from bayesjudge import hessian, optim
 
 _log = logging.getLogger(__name__)
 
@@ -178,16 +177,26 @@ class Engine:
         self._constrain = pytensor.function([x2], outs_x)
         self._constrain.trust_input = True
         self._nutpie = None
+        self._logp_dlogp_hess = None
         self._data: dict[str, np.ndarray] = {}
         self._coords: dict[str, np.ndarray] = {}
 
-    def _compile_logp_dlogp(self, ip, jacobian: bool):
+    def _compile_logp_dlogp(self, ip, jacobian: bool, hessian: bool = False):
         logp = self.model.logp(jacobian=jacobian)
         grad = pt.concatenate([g.ravel() for g in pt.grad(logp, self.model.value_vars)])
-        (logp_x, grad_x), x = join_nonshared_inputs(ip, [logp, grad], self.model.value_vars)
-        fn = pytensor.function([x], [logp_x, grad_x])
+        outs, x = join_nonshared_inputs(ip, [logp, grad], self.model.value_vars)
+        if hessian:  # one row per parameter: for models with a handful of them
+            outs.append(pt.stack([pt.grad(outs[1][i], x) for i in range(self.x0.size)]))
+        fn = pytensor.function([x], outs)
         fn.trust_input = True
         return fn
+
+    def _fgh(self):
+        """Compiled (logp, grad, Hessian) without the Jacobian (compiled on first use)."""
+        if self._logp_dlogp_hess is None:
+            self._logp_dlogp_hess = self._compile_logp_dlogp(self.model.initial_point(),
+                                                             False, hessian=True)
+        return self._logp_dlogp_hess
 
     # -- data -----------------------------------------------------------------
     def set_data(self, data: Mapping[str, np.ndarray], coords: Mapping | None = None) -> None:
@@ -231,14 +240,21 @@ class Engine:
         n_starts: int = 1,
         random_seed: int | None = 0,
         laplace: bool = True,
+        newton: bool = False,
     ) -> MAPResult:
-        """Maximise the joint log density with L-BFGS-B (multi-start optional)."""
+        """Maximise the joint log density with L-BFGS-B (multi-start optional).
+
+        ``newton=True``: damped Newton on the exact Hessian first
+        (:func:`bayesjudge.optim.newton_maximise`; models with a few parameters).
+        """
         start = self.x0 if x0 is None else np.asarray(x0, dtype=float)
         rng = np.random.default_rng(random_seed) if n_starts > 1 else None
         best = None
         for k in range(n_starts):
             init = start if k == 0 else start + rng.normal(scale=1.0, size=start.shape)
-            res = self._maximise(self._logp_dlogp, init)
+            res = optim.newton_maximise(self._fgh(), init) if newton else None
+            if res is None or not res.success:  # L-BFGS-B: every model, or Newton's fallback
+                res = optim.lbfgs_maximise(self._logp_dlogp, init)
             if np.isfinite(res.fun) and (best is None or res.fun < best.fun):
                 best = res
         if best is None:
@@ -267,17 +283,6 @@ class Engine:
             self.laplace(fit)
         return fit
 
-    @staticmethod
-    def _maximise(fn, init: np.ndarray):
-        def neg(x):
-            lp, g = fn(x)
-            return -lp, -g
-
-        return optimize.minimize(
-            neg, init, jac=True, method="L-BFGS-B",
-            options={"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9},
-        )
-
     def laplace(self, fit: MAPResult, blocks: np.ndarray | None = None) -> None:
         """Fill ``fit.laplace_x`` / ``fit.cov``: Gaussian approximation in the unconstrained space.
 
@@ -298,7 +303,7 @@ class Engine:
             for k, start in enumerate(starts):
                 if any(np.array_equal(start, s) for s in starts[:k]):
                     continue  # the same start gives the same mode
-                res = self._maximise(self._logp_dlogp_jac, start)
+                res = optim.lbfgs_maximise(self._logp_dlogp_jac, start)
                 chol = self._laplace_chol(res.x, blocks) if np.isfinite(res.fun) else None
                 if (chol is not None, -res.fun) > (best[1] is not None, best[2]):
                     best = (res.x, chol, -res.fun)
@@ -392,44 +397,6 @@ class Engine:
         post = post.assign_coords(coords)
         stats = tree["sample_stats"].to_dataset()
         return xr.DataTree.from_dict({"posterior": post, "sample_stats": stats})
-
-
-def check_convergence(tree: xr.DataTree, var_names: list[str]) -> dict[str, float]:
-    """Warn (ConvergenceWarning) when R-hat, ESS or divergences look bad.
-
-    Returns
-    -------
-    dict
-        ``max_rhat``, ``min_ess_bulk`` and ``divergences``.
-    """
-    import arviz as az
-
-    post = tree["posterior"].to_dataset()[var_names]
-    rhat = az.rhat(post)
-    ess = az.ess(post, method="bulk")
-    rhats = np.concatenate([np.ravel(rhat[v].values) for v in rhat.data_vars])
-    esses = np.concatenate([np.ravel(ess[v].values) for v in ess.data_vars])
-    # NaN means undiagnosable (a constant chain, too few draws): a failure, never a pass.
-    max_rhat = float(np.max(rhats)) if rhats.size else float("nan")
-    min_ess = float(np.min(esses)) if esses.size else float("nan")
-    stats = tree["sample_stats"]
-    div = int(stats["diverging"].values.sum()) if "diverging" in stats else 0
-    problems = []
-    if not (np.isfinite(max_rhat) and np.isfinite(min_ess)):
-        problems.append("R-hat/ESS are undefined (NaN) for some parameter: a chain did not "
-                        "move or the run is too short to diagnose (run more chains/draws)")
-    if div:
-        problems.append(f"{div} divergent transitions (raise tune, or use stronger priors)")
-    if max_rhat > RHAT_MAX:
-        problems.append(f"max R-hat {max_rhat:.3f} > {RHAT_MAX} (run more chains/draws)")
-    if min_ess < ESS_MIN:
-        problems.append(f"min bulk ESS {min_ess:.0f} < {ESS_MIN} (increase draws)")
-    if problems:
-        warn_user(
-            "NUTS diagnostics: " + "; ".join(problems) + ". Intervals may be unreliable.",
-            ConvergenceWarning,
-        )
-    return {"max_rhat": max_rhat, "min_ess_bulk": min_ess, "divergences": div}
 
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)

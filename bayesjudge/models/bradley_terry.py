@@ -17,7 +17,6 @@ import pymc as pm
 
 from bayesjudge.base import FitData
 from bayesjudge.models.bt_base import PairwiseModel
-from bayesjudge.models.bt_core import bt_loglik_pt
 from bayesjudge.priors import Prior
 
 __all__ = ["BTSigma", "BradleyTerry"]
@@ -103,8 +102,7 @@ class BradleyTerry(PairwiseModel):
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()
         with pm.Model(coords=fd.coords) as model:
-            d, _ = self._margin(fd, priors, model)
-            pm.Potential("loglik", bt_loglik_pt(d, model["win"], model["n"]))
+            pm.Potential("loglik", self._bt_loglik(fd, priors, model))
         return model
 
 
@@ -196,6 +194,6 @@ class BTSigma(PairwiseModel):
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()
         with pm.Model(coords=fd.coords) as model:
-            d, _ = self._margin(fd, priors, model)  # (s_i - s_j) / sigma_k
-            pm.Potential("loglik", bt_loglik_pt(d, model["win"], model["n"]))
+            # x = (s_i - s_j) / sigma_k per cell
+            pm.Potential("loglik", self._bt_loglik(fd, priors, model))
         return model

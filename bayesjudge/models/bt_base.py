@@ -44,6 +44,7 @@ from bayesjudge.models.bt_core import (
     skill_layout,
     zero_sum,
 )
+from bayesjudge.models.bt_kernel import bt_loglik
 from bayesjudge.models.bt_report import CHUNK, PairwiseReports
 
 
@@ -113,10 +114,16 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         n_pairs = len(keys)
         n_cols = len(comps.judges) if self._judge_columns() else 1
         col = comps.judge if self._judge_columns() else np.zeros_like(comps.judge)
-        dense = n_pairs * n_cols <= 2 * len(comps)
+        dense = n_pairs * n_cols <= 2 * len(comps) and self._ties
         n_a = self._sigma_aspects(comps)
         data = {"pair_left": keys // n_sc, "pair_right": keys % n_sc, **layout.zero_sum_data()}
-        if dense:
+        if not self._ties:  # BT: one likelihood cell per (pair, discriminator), bt_kernel
+            scale = comps.judge * n_a + comps.aspect % n_a if self._has_discriminators() else 0
+            key, cell = np.unique(pair * (len(comps.judges) * n_a) + scale, return_inverse=True)
+            data.update({"cell_pair": key // (len(comps.judges) * n_a),
+                         "cell_scale": key % (len(comps.judges) * n_a),
+                         **{k: np.bincount(cell, v, len(key)) for k, v in values.items()}})
+        elif dense:
             flat = pair * n_cols + col
             for name, v in values.items():
                 data[name] = np.bincount(flat, v, n_pairs * n_cols).reshape(n_pairs, n_cols)
@@ -220,6 +227,17 @@ class PairwiseModel(PairwiseReports, BayesianModel):
                 sig = sigma[model["sigma_idx"]]
             d = d / sig
         return d, spread
+
+    def _bt_loglik(self, fd: FitData, priors, model: pm.Model) -> Any:
+        """The BT log-likelihood of every cell (eqs. 2, 11, 13) through the fused kernel."""
+        for name, value in fd.data.items():
+            pm.Data(name, value)
+        skill = self._skill(fd, priors, model)
+        diff = skill[model["pair_left"]] - skill[model["pair_right"]]
+        scale = (1.0 / self._discriminator(fd, priors) if self._has_discriminators()
+                 else pt.ones((1,)))
+        return bt_loglik(diff, scale, model["cell_pair"], model["cell_scale"], model["win"],
+                         model["n"])
 
     def _skill(self, fd: FitData, priors, model: pm.Model) -> Any:
         """Zero-sum skills per ranking group (flat vector over skill cells) and ``skill``."""

@@ -107,14 +107,6 @@ def zero_sum_numpy(y: np.ndarray, n: int) -> np.ndarray:
     return np.concatenate([y, norm - s / np.sqrt(n)], axis=-1) - norm
 
 
-def bt_loglik_pt(d, win, n):
-    """Sum over cells of ``win log sigma(d) + (n - win) log sigma(-d)`` (eqs. 2, 11, 13).
-
-    ``win log sigma(d) + (n - win) log sigma(-d) = win d - n softplus(d)``.
-    """
-    return pt.sum(win * d - n * pt.softplus(d))
-
-
 def bt_loglik_np(d: np.ndarray, win: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Per-cell BT log-likelihood (numpy, broadcasting over leading axes)."""
     return win * d - n * np.logaddexp(0.0, d)

@@ -137,7 +137,7 @@ class PairwiseReports:
 
     def _draws(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """(point, draws): MAP value (or posterior mean) and posterior / Laplace draws."""
-        post = self.idata_["posterior"][name].values
+        post = self._posterior()[name].values
         draws = post.reshape(-1, *post.shape[2:])
         point = np.asarray(self.map_[name]) if self.method_ == "map" else draws.mean(axis=0)
         return point, draws
@@ -201,7 +201,7 @@ class PairwiseReports:
         check_ci_prob(ci_prob)
         st = self._layout_state
         q = [(1 - ci_prob) / 2, (1 + ci_prob) / 2]
-        post = self.idata_["posterior"]
+        post = self._posterior()
         out = pd.DataFrame({"judge": np.asarray(st["judges"], dtype=object)})
         per_aspect = "discriminator" in post and post["discriminator"].ndim == 4
         if per_aspect:

@@ -419,7 +419,7 @@ class MisclassificationModel(BayesianModel):
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
-        post = self.idata_["posterior"].to_dataset()
+        post = self._posterior()
         draws = {k: post[k].values.reshape(-1) for k in ("accuracy", "judged_rate")}
         point = self.map_ if self.method_ == "map" else None
         return posterior_table(draws, ci_prob, point=point, include_draws=include_draws)

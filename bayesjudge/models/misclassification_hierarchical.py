@@ -286,7 +286,7 @@ class HierarchicalMisclassificationModel(BayesianModel):
         return list(fd.coords["system"]) if fd is not None else list(self._systems)
 
     def _accuracy_draws(self) -> np.ndarray:
-        post = self.idata_["posterior"].to_dataset()
+        post = self._posterior()
         return post["accuracy"].values.reshape(-1, len(self.systems_))
 
     def predict(self, *, ci_prob: float = CI_PROB, include_draws: bool = False) -> pd.DataFrame:
@@ -301,7 +301,7 @@ class HierarchicalMisclassificationModel(BayesianModel):
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
-        post = self.idata_["posterior"].to_dataset()
+        post = self._posterior()
         k = len(self.systems_)
         draws = {q: post[q].values.reshape(-1, k) for q in ("accuracy", "judged_rate")}
         point = self.map_ if self.method_ == "map" else None

@@ -94,6 +94,8 @@ class TemperatureScaling(BayesianModel):
     True
     """
 
+    _map_newton = True  # one or two parameters: see bayesjudge.optim
+
     default_priors = {
         "log_temperature": Prior("Normal", mu=0, sigma=1.5),
         "bias": Prior("Normal", mu=0, sigma=2),
@@ -172,9 +174,9 @@ class TemperatureScaling(BayesianModel):
             b = priors["bias"].create("bias") if self.bias else 0.0
             z = (x - b) * pt.exp(-log_t)
             # Binomial log-likelihood without the constant log C(n, s) (same mode and
-            # posterior); log sigmoid(z) = -softplus(-z), stable for any z.
-            pm.Potential("calibration_loglik", -(s * pt.softplus(-z) + (n - s) * pt.softplus(z))
-                         .sum())
+            # posterior): s log sigma(z) + (n - s) log sigma(-z) = s z - n softplus(z),
+            # one softplus per row (the transcendental functions are the whole cost).
+            pm.Potential("calibration_loglik", (s * z - n * pt.softplus(z)).sum())
         return model
 
     def _z(self, params, x):
@@ -185,7 +187,7 @@ class TemperatureScaling(BayesianModel):
     def _pointwise_loglik(self, params, fd):
         e = fd.extra
         z = self._z(params, e["x"])
-        ll = e["log_binom"] - e["s"] * np.logaddexp(0, -z) - (e["n"] - e["s"]) * np.logaddexp(0, z)
+        ll = e["log_binom"] + e["s"] * z - e["n"] * np.logaddexp(0, z)
         return {"successes": ll}
 
     # -- public -----------------------------------------------------------------------

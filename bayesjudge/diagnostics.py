@@ -1,0 +1,46 @@
+"""NUTS diagnostics: R-hat, bulk ESS and divergences, checked after every sampler run."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from bayesjudge.inference import ESS_MIN, RHAT_MAX, ConvergenceWarning, warn_user
+
+
+def check_convergence(tree: xr.DataTree, var_names: list[str]) -> dict[str, float]:
+    """Warn (ConvergenceWarning) when R-hat, ESS or divergences look bad.
+
+    Returns
+    -------
+    dict
+        ``max_rhat``, ``min_ess_bulk`` and ``divergences``.
+    """
+    import arviz as az
+
+    post = tree["posterior"].to_dataset()[var_names]
+    rhat = az.rhat(post)
+    ess = az.ess(post, method="bulk")
+    rhats = np.concatenate([np.ravel(rhat[v].values) for v in rhat.data_vars])
+    esses = np.concatenate([np.ravel(ess[v].values) for v in ess.data_vars])
+    # NaN means undiagnosable (a constant chain, too few draws): a failure, never a pass.
+    max_rhat = float(np.max(rhats)) if rhats.size else float("nan")
+    min_ess = float(np.min(esses)) if esses.size else float("nan")
+    stats = tree["sample_stats"]
+    div = int(stats["diverging"].values.sum()) if "diverging" in stats else 0
+    problems = []
+    if not (np.isfinite(max_rhat) and np.isfinite(min_ess)):
+        problems.append("R-hat/ESS are undefined (NaN) for some parameter: a chain did not "
+                        "move or the run is too short to diagnose (run more chains/draws)")
+    if div:
+        problems.append(f"{div} divergent transitions (raise tune, or use stronger priors)")
+    if max_rhat > RHAT_MAX:
+        problems.append(f"max R-hat {max_rhat:.3f} > {RHAT_MAX} (run more chains/draws)")
+    if min_ess < ESS_MIN:
+        problems.append(f"min bulk ESS {min_ess:.0f} < {ESS_MIN} (increase draws)")
+    if problems:
+        warn_user(
+            "NUTS diagnostics: " + "; ".join(problems) + ". Intervals may be unreliable.",
+            ConvergenceWarning,
+        )
+    return {"max_rhat": max_rhat, "min_ess_bulk": min_ess, "divergences": div}

@@ -1,0 +1,90 @@
+"""Maximisers of a compiled log density: L-BFGS-B, and damped Newton for tiny models.
+
+:class:`~bayesjudge.inference.Engine` maximises the joint log density in the
+unconstrained space. L-BFGS-B suits every size. A model with a handful of
+parameters (a temperature and a bias) can do better with Newton's method on the
+exact Hessian: it converges quadratically (about five evaluations from the
+prior mean) and stops when the predicted gain is below what float64 resolves,
+where L-BFGS-B's line search, asked for ``ftol=1e-14``, keeps evaluating at the
+optimum until rounding makes the objective tick up (measured: 25 evaluations
+against Newton's 5 on a 1,000-row temperature fit, both at the same optimum).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy import optimize
+
+#: Options of every L-BFGS-B fit (tight: MAP with flat priors must equal a reference MLE).
+LBFGS_OPTIONS = {"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9}
+#: Largest Newton step (max-norm, unconstrained scale): a flat region cannot throw x far.
+MAX_STEP = 5.0
+#: Newton stops once the predicted gain g' (-H)^-1 g / 2 is below this times max(1, |logp|).
+GAIN_TOL = 1e-12
+
+
+def lbfgs_maximise(fn: Callable, init: np.ndarray) -> optimize.OptimizeResult:
+    """Maximise ``fn(x) -> (logp, grad)`` with L-BFGS-B (result in minimisation terms)."""
+
+    def neg(x):
+        lp, g = fn(x)
+        return -lp, -g
+
+    return optimize.minimize(neg, init, jac=True, method="L-BFGS-B", options=LBFGS_OPTIONS)
+
+
+def newton_direction(grad: np.ndarray, hess: np.ndarray) -> np.ndarray:
+    """Ascent direction ``(-H)^-1 g``, with |eigenvalues| where -H is not positive definite.
+
+    Replacing the eigenvalues of -H by their absolute values (floored at 1e-8 of
+    the largest) keeps the direction uphill away from the mode, where the log
+    density need not be concave; at a proper mode it is the Newton step.
+    """
+    w, v = np.linalg.eigh(-0.5 * (hess + hess.T))
+    w = np.maximum(np.abs(w), 1e-8 * max(1.0, float(np.max(np.abs(w)))))
+    return v @ ((v.T @ grad) / w)
+
+
+def newton_maximise(fgh: Callable, init: np.ndarray,
+                    max_iter: int = 100) -> optimize.OptimizeResult:
+    """Maximise ``fgh(x) -> (logp, grad, hess)`` by damped Newton (Armijo backtracking).
+
+    Returns a scipy ``OptimizeResult`` in minimisation terms (``fun = -logp``,
+    ``jac = -grad``), as :func:`lbfgs_maximise`; ``success`` is False when the
+    iteration or a line search fails (the caller falls back to L-BFGS-B).
+    """
+    x = np.asarray(init, dtype=float).copy()
+    f, g, h = fgh(x)
+    nfev = 1
+
+    def result(success: bool, message: str) -> optimize.OptimizeResult:
+        return optimize.OptimizeResult(x=x, fun=-f, jac=-g, success=success, message=message,
+                                       nfev=nfev, nit=nfev)
+
+    for _ in range(max_iter):
+        if not (np.isfinite(f) and np.all(np.isfinite(g)) and np.all(np.isfinite(h))):
+            return result(False, "non-finite log density, gradient or Hessian")
+        step = newton_direction(g, h)
+        gain = float(g @ step)
+        step *= min(1.0, MAX_STEP / max(float(np.max(np.abs(step), initial=0.0)), 1e-300))
+        if gain / 2 <= GAIN_TOL * max(1.0, abs(f)):
+            # Converged: one last full step polishes x (quadratic convergence), kept
+            # unless the log density drops by more than rounding.
+            f1, g1, h1 = fgh(x + step)
+            nfev += 1
+            if np.isfinite(f1) and f1 >= f - 1e-9 * max(1.0, abs(f)):
+                x, f, g = x + step, f1, g1
+            return result(True, "converged: predicted gain below float64 resolution")
+        t = 1.0
+        while True:
+            f1, g1, h1 = fgh(x + t * step)
+            nfev += 1
+            if np.isfinite(f1) and f1 >= f + 1e-4 * t * float(g @ step):
+                break
+            t *= 0.5
+            if t < 1e-12:
+                return result(False, "line search found no increase")
+        x, f, g, h = x + t * step, f1, g1, h1
+    return result(False, f"no convergence in {max_iter} Newton steps")

@@ -1,0 +1,115 @@
+"""The damped Newton maximiser against closed forms and scipy, and its fallback in the engine."""
+
+import numpy as np
+import pymc as pm
+import pytest
+from scipy import optimize, special
+
+from bayesjudge import optim
+from bayesjudge.inference import Engine
+
+
+def quadratic(a, b):
+    """logp = -(x - b)' A (x - b) / 2: the mode is b, reached by one Newton step."""
+
+    def fgh(x):
+        r = x - b
+        return -0.5 * r @ a @ r, -a @ r, -a
+
+    return fgh
+
+
+def test_newton_reaches_a_quadratic_mode_in_one_step():
+    a = np.array([[2.0, 0.5], [0.5, 1.0]])
+    b = np.array([1.5, -2.0])
+    res = optim.newton_maximise(quadratic(a, b), np.zeros(2))
+    assert res.success
+    np.testing.assert_allclose(res.x, b, atol=1e-12)
+    assert res.nfev <= 3  # start, the step, the polishing check
+
+
+def logistic_fgh(x_data, y):
+    """Logistic-regression log-likelihood with its exact gradient and Hessian (numpy)."""
+
+    def fgh(w):
+        z = x_data @ w
+        p = special.expit(z)
+        f = np.sum(y * z - np.logaddexp(0.0, z))
+        return f, x_data.T @ (y - p), -(x_data * (p * (1 - p))[:, None]).T @ x_data
+
+    return fgh
+
+
+def test_newton_matches_scipy_on_logistic_regression():
+    rng = np.random.default_rng(0)
+    x_data = np.column_stack([np.ones(500), rng.normal(size=(500, 2))])
+    y = (rng.random(500) < special.expit(x_data @ [0.3, 1.5, -2.0])).astype(float)
+    fgh = logistic_fgh(x_data, y)
+    res = optim.newton_maximise(fgh, np.zeros(3))
+    ref = optimize.minimize(lambda w: -fgh(w)[0], np.zeros(3), jac=lambda w: -fgh(w)[1],
+                            method="BFGS", options={"gtol": 1e-10})
+    assert res.success
+    np.testing.assert_allclose(res.x, ref.x, atol=1e-7)
+    assert np.max(np.abs(res.jac)) < 1e-8
+    assert res.nfev < 15
+
+
+def test_newton_climbs_out_of_a_non_concave_start():
+    # logp = -(x^2 - 1)^2: at x = 0.1 the curvature is positive (a minimum of -logp's
+    # neighbourhood); the modified direction still goes uphill, to the mode x = 1.
+    def fgh(x):
+        v = x[0]
+        return -((v * v - 1) ** 2), np.array([-4 * v * (v * v - 1)]), np.array(
+            [[-(12 * v * v - 4)]])
+
+    res = optim.newton_maximise(fgh, np.array([0.1]))
+    assert res.success
+    np.testing.assert_allclose(res.x, [1.0], atol=1e-10)
+
+
+def test_newton_steps_are_capped_in_flat_regions():
+    # logp = log sigmoid(x): increasing without a mode; each step moves at most MAX_STEP
+    def fgh(x):
+        p = special.expit(x[0])
+        return -np.logaddexp(0.0, -x[0]), np.array([1 - p]), np.array([[-p * (1 - p)]])
+
+    res = optim.newton_maximise(fgh, np.zeros(1), max_iter=5)
+    assert not res.success
+    assert res.x[0] <= 5 * optim.MAX_STEP + 1e-9
+
+
+def test_newton_reports_failure_on_non_finite_start():
+    res = optim.newton_maximise(lambda x: (np.nan, np.zeros(1), np.zeros((1, 1))), np.zeros(1))
+    assert not res.success and "non-finite" in res.message
+
+
+@pytest.fixture(scope="module")
+def engine():
+    rng = np.random.default_rng(1)
+    with pm.Model() as model:
+        y = pm.Data("y", rng.normal(2.0, 1.5, size=200))
+        mu = pm.Flat("mu")
+        log_sd = pm.Flat("log_sd")
+        pm.Normal("obs", mu, pm.math.exp(log_sd), observed=y)
+    return Engine(model)
+
+
+def test_engine_newton_equals_lbfgs_and_the_closed_form(engine):
+    data = engine.model["y"].get_value()
+    newton = engine.find_map(laplace=False, newton=True)
+    lbfgs = engine.find_map(laplace=False)
+    assert newton.point["mu"] == pytest.approx(data.mean(), abs=1e-10)
+    assert np.exp(newton.point["log_sd"]) == pytest.approx(data.std(), rel=1e-9)
+    assert newton.logp == pytest.approx(lbfgs.logp, abs=1e-8)
+    h = engine._fgh()(newton.x)[2]
+    assert np.all(np.linalg.eigvalsh(h) < 0)  # the Hessian rows are the exact second derivatives
+
+
+def test_engine_falls_back_to_lbfgs_when_newton_fails(engine, monkeypatch):
+    def broken(fgh, init, max_iter=100):
+        return optimize.OptimizeResult(x=init, fun=np.inf, jac=init, success=False,
+                                       message="broken")
+
+    monkeypatch.setattr(optim, "newton_maximise", broken)
+    fit = engine.find_map(laplace=False, newton=True)
+    assert fit.point["mu"] == pytest.approx(engine.model["y"].get_value().mean(), abs=1e-6)
