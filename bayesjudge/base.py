@@ -137,6 +137,7 @@ class BayesianModel(ABC):
     #: MAP by damped Newton on the exact Hessian (models with a few parameters; see
     #: :mod:`bayesjudge.optim`), else L-BFGS-B.
     _map_newton = False
+    _fitting_method = "map"
 
     @property
     def _sampler_defaults(self) -> dict[str, Any]:
@@ -250,6 +251,7 @@ class BayesianModel(ABC):
         """
         if method not in ("map", "nuts"):
             raise ValueError(f"method must be 'map' or 'nuts', got {method!r}")
+        self._fitting_method = method  # a model may parametrise NUTS and MAP differently
         fd = self._prepare(*args, **kwargs)
         engine = get_engine(self._structure_key(fd), lambda: self._build(fd))
         engine.set_data(fd.data, fd.coords)

@@ -130,7 +130,10 @@ class BTSigma(PairwiseModel):
     (zero) mean, so a judge with three comparisons gets a sigma near the jury's
     instead of 0 or infinity. ``priors="flat"`` drops tau (log sigma = z, flat):
     the MAP is the maximum-likelihood estimate of eq. 13 under the constraints
-    above.
+    above. NUTS samples the same prior in its centred form (log sigma ~
+    ZeroSumNormal(tau); ``discriminator_offset`` is then tau z), which has no
+    divergent ridge when the data pin the sigmas down; MAP keeps the non-centred
+    form, whose mode does not collapse to tau = 0 on small juries.
 
     Parameters
     ----------

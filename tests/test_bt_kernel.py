@@ -1,0 +1,84 @@
+"""The fused BT kernel: its polynomial exp / log1p against numpy, its Op against pytensor."""
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+from scipy import special
+
+from bayesjudge.models.bt_kernel import bt_loglik, log1p_exp_kernel
+
+EDGES = [-800.0, -708.5, -40.0, -37.0, -1e-300, -0.0, 0.0, 1e-300, 1e-9, -1e-9,
+         np.log(np.sqrt(2) - 1), -np.log(np.sqrt(2) - 1), 17.99, 18.0, 33.3, 40.0, 800.0]
+
+
+def test_softplus_and_sigmoid_match_numpy_to_a_few_ulps():
+    x = np.concatenate([np.linspace(-60, 60, 1_200_001), EDGES])
+    softplus, sigmoid = np.empty_like(x), np.empty_like(x)
+    log1p_exp_kernel(x, softplus, sigmoid)
+    ref_sp, ref_sg = np.logaddexp(0.0, x), special.expit(x)
+    ok = ref_sp > 1e-300  # below, both are ~0 (e^-708 vs an underflow to 0)
+    assert np.max(np.abs(softplus - ref_sp)[ok] / ref_sp[ok]) < 2e-15
+    assert np.max(np.abs(sigmoid - ref_sg)[ok] / ref_sg[ok]) < 2e-15
+    assert np.all(softplus[~ok] < 1e-300) and np.all(sigmoid[~ok] < 1e-300)
+
+
+@pytest.fixture(scope="module")
+def cells():
+    """A ragged jury: 300 pairs, 5 judges x 2 aspects of scale, random cells, n up to 3."""
+    rng = np.random.default_rng(0)
+    n_cells = 2000
+    pair = np.sort(rng.integers(0, 300, n_cells))
+    col = rng.integers(0, 10, n_cells)
+    n = rng.integers(1, 4, n_cells).astype(float)
+    win = rng.random(n_cells) * n
+    return {"d": rng.normal(0, 4, 300), "scale": np.exp(rng.normal(0, 1, 10)),
+            "pair": pair, "col": col, "win": win, "n": n}
+
+
+def reference(c):
+    x = c["d"][c["pair"]] * c["scale"][c["col"]]
+    return np.sum(c["win"] * x - c["n"] * np.logaddexp(0.0, x))
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "NUMBA"])
+def test_op_value_and_gradient_match_pytensor_elementwise(cells, mode):
+    d, scale = pt.dvector("d"), pt.dvector("scale")
+    args = (cells["pair"], cells["col"], cells["win"], cells["n"])
+    ll = bt_loglik(d, scale, *args)
+    x = d[cells["pair"]] * scale[cells["col"]]
+    ref = pt.sum(cells["win"] * x - cells["n"] * pt.softplus(x))
+    ours = pytensor.function([d, scale], [ll, *pt.grad(ll, [d, scale])], mode=mode)
+    theirs = pytensor.function([d, scale], [ref, *pt.grad(ref, [d, scale])], mode=mode)
+    got, want = ours(cells["d"], cells["scale"]), theirs(cells["d"], cells["scale"])
+    assert float(got[0]) == pytest.approx(reference(cells), rel=1e-13)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-10)
+
+
+def test_op_gradient_matches_finite_differences(cells):
+    d, scale = pt.dvector("d"), pt.dvector("scale")
+    ll = bt_loglik(d, scale, cells["pair"], cells["col"], cells["win"], cells["n"])
+    f = pytensor.function([d, scale], [ll, *pt.grad(ll, [d, scale])])
+    _, g_d, g_scale = f(cells["d"], cells["scale"])
+    h = 1e-6
+    for k in (0, 5, 10):
+        step = np.zeros(10)
+        step[k % 10] = h
+        fd = (float(f(cells["d"], cells["scale"] + step)[0])
+              - float(f(cells["d"], cells["scale"] - step)[0])) / (2 * h)
+        assert g_scale[k % 10] == pytest.approx(fd, rel=1e-6, abs=1e-6)
+    for p in (3, 150):
+        step = np.zeros(300)
+        step[p] = h
+        fd = (float(f(cells["d"] + step, cells["scale"])[0])
+              - float(f(cells["d"] - step, cells["scale"])[0])) / (2 * h)
+        assert g_d[p] == pytest.approx(fd, rel=1e-6, abs=1e-6)
+
+
+def test_op_refuses_second_derivatives(cells):
+    d, scale = pt.dvector("d"), pt.dvector("scale")
+    ll = bt_loglik(d, scale, cells["pair"], cells["col"], cells["win"], cells["n"])
+    g = pt.grad(ll, d)
+    with pytest.raises(NotImplementedError, match="second derivatives"):
+        pt.grad(g.sum(), d)
