@@ -101,13 +101,15 @@ def test_bt_sigma_soft_flat_map_is_the_mle_on_ragged_contexts(jury):
         assert abs(model.map_["skill"][present // n_items == c].sum()) < 1e-10
 
 
-def test_bt_sigma_sparse_jury_uses_the_cell_layout_and_is_the_mle():
-    # 12 judges each seeing ~20% of the ordered pairs: the (pair, judge) matrix would be
-    # mostly empty, so the likelihood runs over the list of cells
+def test_bt_sigma_sparse_jury_has_one_cell_per_judged_pair_and_is_the_mle():
+    # 12 judges each seeing ~20% of the ordered pairs: the likelihood runs over the
+    # (pair, judge) cells that occur, not the mostly empty matrix
     df, _ = simulate_jury(n_contexts=1, n_items=8, sigma=np.exp(np.linspace(-0.7, 0.7, 12)),
                           share=0.2, random_seed=12)
     model = BTSigma(symmetrize=False, priors="flat").fit(df)
-    assert not model._fit_data.extra["dense"]
+    judged = df[["left", "right", "judge"]].apply(lambda r: (min(r.left, r.right),
+                                                             max(r.left, r.right), r.judge), 1)
+    assert len(model._fit_data.data["cell_pair"]) == judged.nunique()
     left, right, judge, n, n_items, comps = reference_index(df)
     skill, sigma = fit_bt_sigma_mle(left, right, judge, prob_of(df), n, 12)
     np.testing.assert_allclose(model.map_["skill"].ravel(), skill, atol=TOL)

@@ -17,6 +17,7 @@ import pymc as pm
 
 from bayesjudge.base import FitData
 from bayesjudge.models.bt_base import PairwiseModel
+from bayesjudge.models.bt_kernel import bt_loglik
 from bayesjudge.priors import Prior
 
 __all__ = ["BTSigma", "BradleyTerry"]
@@ -102,7 +103,9 @@ class BradleyTerry(PairwiseModel):
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()
         with pm.Model(coords=fd.coords) as model:
-            pm.Potential("loglik", self._bt_loglik(fd, priors, model))
+            diff, scale = self._cell_graph(fd, priors, model)
+            pm.Potential("loglik", bt_loglik(diff, scale, model["cell_pair"], model["cell_col"],
+                                             model["win"], model["n"]))
         return model
 
 
@@ -198,5 +201,7 @@ class BTSigma(PairwiseModel):
         priors = self.resolved_priors()
         with pm.Model(coords=fd.coords) as model:
             # x = (s_i - s_j) / sigma_k per cell
-            pm.Potential("loglik", self._bt_loglik(fd, priors, model))
+            diff, scale = self._cell_graph(fd, priors, model)
+            pm.Potential("loglik", bt_loglik(diff, scale, model["cell_pair"], model["cell_col"],
+                                             model["win"], model["n"]))
         return model

@@ -44,7 +44,6 @@ from bayesjudge.models.bt_core import (
     skill_layout,
     zero_sum,
 )
-from bayesjudge.models.bt_kernel import bt_loglik
 from bayesjudge.models.bt_report import CHUNK, PairwiseReports
 
 
@@ -52,7 +51,7 @@ class PairwiseModel(PairwiseReports, BayesianModel):
     """Abstract base of ``BradleyTerry``, ``BTSigma`` and ``DavidsonBT``.
 
     Subclasses set ``symmetrize``, ``priors``, ``random_seed`` (and their own
-    options) in ``__init__`` and implement ``_build`` from :meth:`_margin`.
+    options) in ``__init__`` and implement ``_build`` from :meth:`_cell_graph`.
     """
 
     _ties = False  # Davidson likelihood (outcome counts) instead of BT's win mass
@@ -119,26 +118,15 @@ class PairwiseModel(PairwiseReports, BayesianModel):
             else:
                 values["win"] = np.where(swap, values["n"] - values["win"], values["win"])
         pair, keys = pd.factorize(cl * n_sc + cr)
-        n_pairs = len(keys)
-        n_cols = len(comps.judges) if self._judge_columns() else 1
-        col = comps.judge if self._judge_columns() else np.zeros_like(comps.judge)
-        dense = n_pairs * n_cols <= 2 * len(comps) and self._ties
         n_a = self._sigma_aspects(comps)
-        data = {"pair_left": keys // n_sc, "pair_right": keys % n_sc, **layout.zero_sum_data()}
-        if not self._ties:  # BT: one likelihood cell per (pair, discriminator), bt_kernel
-            scale = comps.judge * n_a + comps.aspect % n_a if self._has_discriminators() else 0
-            key, cell = np.unique(pair * (len(comps.judges) * n_a) + scale, return_inverse=True)
-            data.update({"cell_pair": key // (len(comps.judges) * n_a),
-                         "cell_scale": key % (len(comps.judges) * n_a),
-                         **{k: np.bincount(cell, v, len(key)) for k, v in values.items()}})
-        elif dense:
-            flat = pair * n_cols + col
-            for name, v in values.items():
-                data[name] = np.bincount(flat, v, n_pairs * n_cols).reshape(n_pairs, n_cols)
-            data["pair_aspect"] = layout.group[keys // n_sc] // comps.n_contexts % n_a
-        else:
-            data.update(values, pair_idx=pair, judge_idx=comps.judge,
-                        sigma_idx=comps.judge * n_a + comps.aspect % n_a)
+        # One likelihood cell per (pair, judge-level parameter column): judges are summed
+        # per pair without per-judge parameters (eq. 12); columns are judge * n_a + aspect.
+        n_cols = len(comps.judges) * n_a if self._judge_columns() else 1
+        col = comps.judge * n_a + comps.aspect % n_a if self._judge_columns() else 0
+        key, cell = np.unique(pair * n_cols + col, return_inverse=True)
+        data = {"pair_left": keys // n_sc, "pair_right": keys % n_sc, **layout.zero_sum_data(),
+                "cell_pair": key // n_cols, "cell_col": key % n_cols,
+                **{k: np.bincount(cell, v, len(key)) for k, v in values.items()}}
         coords = {"judge": comps.judges.to_numpy(), "cell": np.arange(n_sc),
                   "item": comps.items.to_numpy(),
                   "skill_free": np.arange(n_sc - len(data["group_size"])),
@@ -152,8 +140,8 @@ class PairwiseModel(PairwiseReports, BayesianModel):
             data=data, coords=coords,
             observed={"comparison": (("obs",), pool_units(self._observed(comps)))},
             shape_key=(layout.dims, layout.shape, n_sc, len(data["group_size"]),
-                       len(comps.judges), comps.n_aspects, dense),
-            extra={"comps": comps, "layout": layout, "dense": dense,
+                       len(comps.judges), comps.n_aspects),
+            extra={"comps": comps, "layout": layout,
                    "cell_left": layout.cells(comps.group, comps.left),
                    "cell_right": layout.cells(comps.group, comps.right)},
         )
@@ -202,50 +190,20 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         return blocks
 
     # -- graph pieces ----------------------------------------------------------------
-    def _margin(self, fd: FitData, priors, model: pm.Model):
-        """Skill differences (divided by sigma) on the likelihood layout, and a spreader.
+    def _cell_graph(self, fd: FitData, priors, model: pm.Model):
+        """Skill differences per pair and the judges' scale 1 / sigma (ones without them).
 
-        Returns ``(d, spread)``: ``d`` has shape (pairs, judges or 1) in the dense
-        layout, (cells,) otherwise; ``spread(v)`` puts a per-judge vector ``v`` on
-        the same layout. Creates every ``pm.Data`` container of ``fd`` first.
+        Creates every ``pm.Data`` container of ``fd`` first. Returns ``(diff, scale)``
+        for the fused kernels of :mod:`bayesjudge.models.bt_kernel`, indexed by
+        ``cell_pair`` and ``cell_col``.
         """
-        for name, value in fd.data.items():
-            pm.Data(name, value)
-        skill = self._skill(fd, priors, model)
-        diff = skill[model["pair_left"]] - skill[model["pair_right"]]
-        if fd.extra["dense"]:
-            d = diff[:, None]
-
-            def spread(v):
-                return v[None, :]
-        else:
-            d = diff[model["pair_idx"]]
-
-            def spread(v):
-                return v[model["judge_idx"]]
-        if self._has_discriminators():
-            sigma = self._discriminator(fd, priors)
-            n_j = len(fd.extra["comps"].judges)
-            n_a = self._sigma_aspects(fd.extra["comps"])
-            if n_a == 1:
-                sig = spread(sigma)
-            elif fd.extra["dense"]:
-                sig = sigma.reshape((n_j, n_a)).T[model["pair_aspect"]]
-            else:
-                sig = sigma[model["sigma_idx"]]
-            d = d / sig
-        return d, spread
-
-    def _bt_loglik(self, fd: FitData, priors, model: pm.Model) -> Any:
-        """The BT log-likelihood of every cell (eqs. 2, 11, 13) through the fused kernel."""
         for name, value in fd.data.items():
             pm.Data(name, value)
         skill = self._skill(fd, priors, model)
         diff = skill[model["pair_left"]] - skill[model["pair_right"]]
         scale = (1.0 / self._discriminator(fd, priors) if self._has_discriminators()
                  else pt.ones((1,)))
-        return bt_loglik(diff, scale, model["cell_pair"], model["cell_scale"], model["win"],
-                         model["n"])
+        return diff, scale
 
     def _skill(self, fd: FitData, priors, model: pm.Model) -> Any:
         """Zero-sum skills per ranking group (flat vector over skill cells) and ``skill``."""

@@ -112,25 +112,6 @@ def bt_loglik_np(d: np.ndarray, win: np.ndarray, n: np.ndarray) -> np.ndarray:
     return win * d - n * np.logaddexp(0.0, d)
 
 
-def davidson_log_z_pt(d, tie_logit):
-    """``log(e^{d/2} + e^{-d/2} + nu)``, nu = e^tie_logit (pytensor).
-
-    One exp and one log per cell (the logsumexp form costs twice as many, and the
-    transcendental functions are the whole cost at arena scale); the clip at
-    |d| = 600 only keeps an optimiser's trial step finite (e^300 is far from
-    overflow, and any |d| > 60 is already a certain outcome).
-    """
-    e = pt.exp(pt.clip(0.5 * d, -300.0, 300.0))
-    return pt.log(e + 1.0 / e + pt.exp(tie_logit))
-
-
-def davidson_loglik_pt(d, tie_logit, n_left, n_tie, n_right):
-    """Davidson log-likelihood summed over cells (pytensor)."""
-    log_z = davidson_log_z_pt(d, tie_logit)
-    return pt.sum(0.5 * d * (n_left - n_right) + n_tie * tie_logit
-                  - (n_left + n_tie + n_right) * log_z)
-
-
 def davidson_log_probs(d: np.ndarray, tie_logit: np.ndarray) -> np.ndarray:
     r"""log P(left), log P(tie), log P(right) on a new last axis (numpy).
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 from typing import Literal
 
 import pymc as pm
+import pytensor.tensor as pt
 
 from bayesjudge.base import FitData
 from bayesjudge.models.bt_base import PairwiseModel
-from bayesjudge.models.bt_core import davidson_loglik_pt
+from bayesjudge.models.bt_kernel import davidson_loglik
 from bayesjudge.priors import Prior
 
 __all__ = ["DavidsonBT"]
@@ -153,15 +154,18 @@ class DavidsonBT(PairwiseModel):
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()
         with pm.Model(coords=fd.coords) as model:
-            d, spread = self._margin(fd, priors, model)  # (s_i - s_j) / sigma_k
-            if self.position_bias:
-                d = d + spread(priors["position_bias"].create("position_bias", dims="judge"))
-            if self.tie == "per_judge":
-                tie = spread(priors["tie_logit"].create("tie_logit", dims="judge"))
-            else:
-                tie = priors["tie_logit"].create("tie_logit")
-            counts = [model[k] for k in ("n_left", "n_tie", "n_right")]
-            pm.Potential("loglik", davidson_loglik_pt(d, tie, *counts))
+            diff, scale = self._cell_graph(fd, priors, model)  # d = diff * scale (+ bias)
+            col = model["cell_col"]
+            zero = pt.zeros_like(col)
+            bias = (priors["position_bias"].create("position_bias", dims="judge")
+                    if self.position_bias else pt.zeros((1,)))
+            dims = {"dims": "judge"} if self.tie == "per_judge" else {}
+            tie = priors["tie_logit"].create("tie_logit", **dims)
+            pm.Potential("loglik", davidson_loglik(
+                diff, scale, bias, pt.atleast_1d(tie), model["cell_pair"],
+                col if self.discriminators else zero,
+                col if self.position_bias else zero, col if self.tie == "per_judge" else zero,
+                model["n_left"], model["n_tie"], model["n_right"]))
         return model
 
     @classmethod

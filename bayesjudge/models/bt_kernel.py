@@ -26,116 +26,32 @@ The same compiled kernel serves the numba backend (nutpie) and, through
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pytensor.tensor as pt
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 from pytensor.gradient import DisconnectedType, grad_undefined
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
 
-__all__ = ["BTLoglik", "bt_loglik", "log1p_exp_kernel"]
+from bayesjudge.models.vecmath import exp_nonpositive, jit, log1p_unit, log_positive
 
-_LN2_HI = 6.93147180369123816490e-01  # ln 2 split in two (Cody & Waite): exact k * LN2_HI
-_LN2_LO = 1.90821492927058770002e-10
-_INV_LN2 = 1.4426950408889634
-_LN2 = 0.6931471805599453
-_ROUND = 6755399441055744.0  # 1.5 * 2^52: y + _ROUND rounds y to an integer in the low bits
+__all__ = ["BTLoglik", "DavidsonLoglik", "bt_loglik", "davidson_loglik", "log1p_exp_kernel"]
+
 _BLOCK = 512  # cells per block: the block buffers stay in L1
 
 
-@intrinsic
-def _bits_to_float(typingctx, x):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-
-    return types.float64(types.int64), codegen
-
-
-@intrinsic
-def _float_to_bits(typingctx, x):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-
-    return types.int64(types.float64), codegen
-
-
-# error_model="numpy": no ZeroDivisionError branch, which would stop vectorisation;
-# no fastmath: reassociation would cancel the rounding trick in _exp_nonpositive.
-_jit = numba.njit(error_model="numpy", fastmath={"contract"}, cache=True)
-_inline = numba.njit(error_model="numpy", fastmath={"contract"}, inline="always", cache=True)
-
-
-@_inline
-def _exp_nonpositive(y):
-    """exp(y) for y <= 0 (y below -708 is treated as -708, e^-708 ~ 3e-308).
-
-    y = k ln 2 + r with |r| <= ln(2) / 2, exp(r) by its Taylor polynomial of degree
-    13 (truncation < 5e-18 relative), 2^k assembled in the exponent bits.
-    """
-    y = max(y, -708.0)
-    t = y * _INV_LN2 + _ROUND
-    k = t - _ROUND
-    r = (y - k * _LN2_HI) - k * _LN2_LO
-    p = 1.0 / 6227020800.0
-    p = p * r + 1.0 / 479001600.0
-    p = p * r + 1.0 / 39916800.0
-    p = p * r + 1.0 / 3628800.0
-    p = p * r + 1.0 / 362880.0
-    p = p * r + 1.0 / 40320.0
-    p = p * r + 1.0 / 5040.0
-    p = p * r + 1.0 / 720.0
-    p = p * r + 1.0 / 120.0
-    p = p * r + 1.0 / 24.0
-    p = p * r + 1.0 / 6.0
-    p = p * r + 0.5
-    p = p * r + 1.0
-    p = p * r + 1.0
-    return p * _bits_to_float((_float_to_bits(t) + 1023) << 52)
-
-
-@_inline
-def _log1p_unit(e):
-    """log1p(e) for 0 <= e <= 1, branch-free.
-
-    log1p(e) = 2 atanh(s) with s = e / (2 + e); above sqrt(2) - 1 first
-    log1p(e) = ln 2 + log1p((e - 1) / 2), so |s| <= 0.1716 and the odd series
-    2 (s + s^3/3 + ... + s^23/23) is exact to < 1e-20 relative.
-    """
-    h = max(np.copysign(1.0, e - 0.41421356237309503), 0.0)  # 1 above sqrt(2) - 1, else 0
-    t = h * ((e - 1.0) * 0.5) + (1.0 - h) * e
-    s = t / (2.0 + t)
-    s2 = s * s
-    q = 1.0 / 23.0
-    q = q * s2 + 1.0 / 21.0
-    q = q * s2 + 1.0 / 19.0
-    q = q * s2 + 1.0 / 17.0
-    q = q * s2 + 1.0 / 15.0
-    q = q * s2 + 1.0 / 13.0
-    q = q * s2 + 1.0 / 11.0
-    q = q * s2 + 1.0 / 9.0
-    q = q * s2 + 1.0 / 7.0
-    q = q * s2 + 1.0 / 5.0
-    q = q * s2 + 1.0 / 3.0
-    q = q * s2 + 1.0
-    return 2.0 * s * q + h * _LN2
-
-
-@_jit
+@jit
 def log1p_exp_kernel(x, softplus, sigmoid):
     """softplus(x) = log(1 + e^x) and sigmoid(x) into the output arrays (for tests)."""
     for i in range(x.size):
         v = x[i]
-        e = _exp_nonpositive(-abs(v))
+        e = exp_nonpositive(-abs(v))
         h = max(np.copysign(1.0, v), 0.0)
-        softplus[i] = max(v, 0.0) + _log1p_unit(e)
+        softplus[i] = max(v, 0.0) + log1p_unit(e)
         sigmoid[i] = (h + (1.0 - h) * e) / (1.0 + e)
 
 
-@_jit
+@jit
 def _bt_kernel(d, scale, pair, col, win, n):
     """(loglik, d loglik / d d, d loglik / d scale) summed over the cells."""
     grad_d = np.zeros(d.size)
@@ -150,11 +66,11 @@ def _bt_kernel(d, scale, pair, col, win, n):
             x[i] = d[pair[start + i]] * scale[col[start + i]]
         for i in range(m):  # transcendental part: vectorised
             v = x[i]
-            e = _exp_nonpositive(-abs(v))
+            e = exp_nonpositive(-abs(v))
             h = max(np.copysign(1.0, v), 0.0)
             w = win[start + i]
             k = n[start + i]
-            term[i] = w * v - k * (max(v, 0.0) + _log1p_unit(e))
+            term[i] = w * v - k * (max(v, 0.0) + log1p_unit(e))
             coef[i] = w - k * (h + (1.0 - h) * e) / (1.0 + e)  # d term / d x
         for i in range(m):  # sums and scatter-adds
             c = start + i
@@ -164,51 +80,117 @@ def _bt_kernel(d, scale, pair, col, win, n):
     return total, grad_d, grad_scale
 
 
-class BTLoglik(Op):
-    """``(loglik, grad_d, grad_scale) = BTLoglik()(d, scale, pair, col, win, n)``.
+@jit
+def _davidson_kernel(d, scale, bias, tie, pair, col, bcol, tcol, n_left, n_tie, n_right):
+    """Davidson log-likelihood summed over cells, and its gradient in d, scale, bias, tie.
 
-    Only ``loglik`` is meant to be used in a graph; its gradient with respect to
-    ``d`` and ``scale`` is the Op's own second and third output (no second
-    derivatives: the Laplace Hessian is taken by finite differences).
+    x = d[pair] scale[col] + bias[bcol], nu = e^tie[tcol], u = e^{-|x|/2}:
+    log(e^{x/2} + e^{-x/2} + nu) = |x|/2 + log(1 + u^2 + nu u), and
+    d/dx = sign(x) (1 - u^2) / (2 (1 + u^2 + nu u)), d/dtie = nu u / (1 + u^2 + nu u).
+    """
+    grad = (np.zeros(d.size), np.zeros(scale.size), np.zeros(bias.size), np.zeros(tie.size))
+    nu = np.exp(tie)
+    x, tv, nv = np.empty(_BLOCK), np.empty(_BLOCK), np.empty(_BLOCK)
+    term, gx, gt = np.empty(_BLOCK), np.empty(_BLOCK), np.empty(_BLOCK)
+    total = 0.0
+    for start in range(0, n_left.size, _BLOCK):
+        m = min(_BLOCK, n_left.size - start)
+        for i in range(m):  # gathers
+            c = start + i
+            x[i] = d[pair[c]] * scale[col[c]] + bias[bcol[c]]
+            tv[i] = tie[tcol[c]]
+            nv[i] = nu[tcol[c]]
+        for i in range(m):  # transcendental part: vectorised
+            c = start + i
+            v = x[i]
+            half = 0.5 * abs(v)
+            u = exp_nonpositive(-half)
+            z = 1.0 + u * u + nv[i] * u
+            diff = n_left[c] - n_right[c]
+            n = n_left[c] + n_tie[c] + n_right[c]
+            term[i] = 0.5 * v * diff + n_tie[c] * tv[i] - n * (half + log_positive(z))
+            gx[i] = 0.5 * diff - n * 0.5 * np.copysign(1.0, v) * (1.0 - u * u) / z
+            gt[i] = n_tie[c] - n * nv[i] * u / z
+        for i in range(m):  # sums and scatter-adds
+            c = start + i
+            total += term[i]
+            grad[0][pair[c]] += gx[i] * scale[col[c]]
+            grad[1][col[c]] += gx[i] * d[pair[c]]
+            grad[2][bcol[c]] += gx[i]
+            grad[3][tcol[c]] += gt[i]
+    return total, grad[0], grad[1], grad[2], grad[3]
+
+
+@jit
+def _bt_kernel_0d(*args):
+    """:func:`_bt_kernel` with the total as a 0-d array (the numba backend's scalars)."""
+    total, g1, g2 = _bt_kernel(*args)
+    out = np.empty(())
+    out[()] = total
+    return out, g1, g2
+
+
+@jit
+def _davidson_kernel_0d(*args):
+    """:func:`_davidson_kernel` with the total as a 0-d array."""
+    total, g1, g2, g3, g4 = _davidson_kernel(*args)
+    out = np.empty(())
+    out[()] = total
+    return out, g1, g2, g3, g4
+
+
+class _FusedLoglik(Op):
+    """A log-likelihood summed over cells with its gradient as extra outputs.
+
+    Inputs: ``n_params`` float vectors (differentiable), ``n_index`` int index
+    vectors, then float data vectors. Outputs: the total, then the gradient with
+    respect to each parameter input. Only the total is meant to be used in a
+    graph; its gradient is the Op's own outputs (no second derivatives: the
+    Laplace Hessian is taken by finite differences of the gradient).
     """
 
     __props__ = ()
+    n_params = 0
+    n_index = 0
+    kernel = None
 
-    def make_node(self, d, scale, pair, col, win, n):
-        inputs = [pt.as_tensor_variable(v) for v in (d, scale, pair, col, win, n)]
-        inputs[:2] = [pt.cast(v, "float64") for v in inputs[:2]]
-        inputs[4:] = [pt.cast(v, "float64") for v in inputs[4:]]
-        inputs[2:4] = [pt.cast(v, "int64") for v in inputs[2:4]]
-        return Apply(self, inputs, [pt.dscalar(), pt.dvector(), pt.dvector()])
+    def make_node(self, *args):
+        p, k = self.n_params, self.n_index
+        inputs = [pt.cast(pt.as_tensor_variable(v), "int64" if p <= i < p + k else "float64")
+                  for i, v in enumerate(args)]
+        return Apply(self, inputs, [pt.dscalar()] + [pt.dvector() for _ in range(p)])
 
     def perform(self, node, inputs, outputs):
-        total, grad_d, grad_scale = _bt_kernel(*inputs)
-        outputs[0][0] = np.asarray(total)
-        outputs[1][0] = grad_d
-        outputs[2][0] = grad_scale
+        for slot, value in zip(outputs, type(self).kernel(*inputs)):
+            slot[0] = np.asarray(value)
 
     def pullback(self, inputs, outputs, output_grads):
-        g_total, g_d, g_scale = output_grads
-        if not (isinstance(g_d.type, DisconnectedType)
-                and isinstance(g_scale.type, DisconnectedType)):
-            raise NotImplementedError("BTLoglik has no second derivatives; use finite "
-                                      "differences of its gradient.")
-        return [g_total * outputs[1], g_total * outputs[2],
-                DisconnectedType()(), DisconnectedType()(),
-                grad_undefined(self, 4, inputs[4]), grad_undefined(self, 5, inputs[5])]
+        if not all(isinstance(g.type, DisconnectedType) for g in output_grads[1:]):
+            raise NotImplementedError(f"{type(self).__name__} has no second derivatives; use "
+                                      f"finite differences of its gradient.")
+        p, k = self.n_params, self.n_index
+        return ([output_grads[0] * g for g in outputs[1:]]
+                + [DisconnectedType()() for _ in range(k)]
+                + [grad_undefined(self, i, inputs[i]) for i in range(p + k, len(inputs))])
 
     def connection_pattern(self, node):
-        return [[True, True, True], [True, True, True], [False, False, False],
-                [False, False, False], [True, False, False], [True, False, False]]
+        p, k = self.n_params, self.n_index
+        n_out = 1 + p
+        return ([[True] * n_out] * p + [[False] * n_out] * k
+                + [[True] + [False] * p] * (len(node.inputs) - p - k))
 
 
-@_jit
-def _bt_kernel_0d(d, scale, pair, col, win, n):
-    """:func:`_bt_kernel` with the total as a 0-d array (the numba backend's scalars)."""
-    total, grad_d, grad_scale = _bt_kernel(d, scale, pair, col, win, n)
-    out = np.empty(())
-    out[()] = total
-    return out, grad_d, grad_scale
+class BTLoglik(_FusedLoglik):
+    """``(loglik, grad_d, grad_scale) = BTLoglik()(d, scale, pair, col, win, n)``."""
+
+    n_params, n_index, kernel = 2, 2, _bt_kernel
+
+
+class DavidsonLoglik(_FusedLoglik):
+    """``(loglik, grads...) = DavidsonLoglik()(d, scale, bias, tie, pair, col, bcol, tcol,
+    n_left, n_tie, n_right)``; gradients in d, scale, bias, tie."""
+
+    n_params, n_index, kernel = 4, 4, _davidson_kernel
 
 
 @register_funcify_default_op_cache_key(BTLoglik)
@@ -216,6 +198,17 @@ def _numba_bt_loglik(op, node=None, **kwargs):
     return _bt_kernel_0d
 
 
+@register_funcify_default_op_cache_key(DavidsonLoglik)
+def _numba_davidson_loglik(op, node=None, **kwargs):
+    return _davidson_kernel_0d
+
+
 def bt_loglik(d, scale, pair, col, win, n):
     """Symbolic BT log-likelihood summed over cells (see the module docstring)."""
     return BTLoglik()(d, scale, pair, col, win, n)[0]
+
+
+def davidson_loglik(d, scale, bias, tie, pair, col, bcol, tcol, n_left, n_tie, n_right):
+    """Symbolic Davidson log-likelihood summed over cells (:func:`_davidson_kernel`)."""
+    return DavidsonLoglik()(d, scale, bias, tie, pair, col, bcol, tcol,
+                            n_left, n_tie, n_right)[0]
