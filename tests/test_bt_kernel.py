@@ -6,7 +6,7 @@ import pytensor.tensor as pt
 import pytest
 from scipy import special
 
-from bayesjudge.models.bt_kernel import bt_loglik, log1p_exp_kernel
+from bayesjudge.models.bt_kernel import bt_loglik, davidson_loglik, log1p_exp_kernel
 
 EDGES = [-800.0, -708.5, -40.0, -37.0, -1e-300, -0.0, 0.0, 1e-300, 1e-9, -1e-9,
          np.log(np.sqrt(2) - 1), -np.log(np.sqrt(2) - 1), 17.99, 18.0, 33.3, 40.0, 800.0]
@@ -82,3 +82,43 @@ def test_op_refuses_second_derivatives(cells):
     g = pt.grad(ll, d)
     with pytest.raises(NotImplementedError, match="second derivatives"):
         pt.grad(g.sum(), d)
+
+
+def test_log_positive_matches_numpy():
+    import numba
+
+    from bayesjudge.models.vecmath import jit, log_positive
+
+    @jit
+    def logs(y, out):
+        for i in range(y.size):
+            out[i] = log_positive(y[i])
+
+    y = np.concatenate([1 + np.geomspace(1e-16, 1e3, 200_000), np.geomspace(1.0, 1e300, 5_000),
+                        [1.0, np.sqrt(2), np.nextafter(np.sqrt(2), 3), 2.0, 1e308]])
+    out = np.empty_like(y)
+    logs(y, out)
+    assert isinstance(logs, numba.core.registry.CPUDispatcher)
+    np.testing.assert_allclose(out, np.log(y), rtol=2e-15, atol=3e-16)
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "NUMBA"])
+def test_davidson_op_matches_pytensor_elementwise(mode):
+    rng = np.random.default_rng(3)
+    n_pairs, n_cells, n_judges = 300, 2000, 5
+    pair = np.sort(rng.integers(0, n_pairs, n_cells))
+    col = rng.integers(0, n_judges, n_cells)
+    counts = [rng.integers(0, 4, n_cells).astype(float) for _ in range(3)]
+    values = [rng.normal(0, 4, n_pairs), np.exp(rng.normal(0, 0.5, n_judges)),
+              rng.normal(0, 0.5, n_judges), rng.normal(0, 1, n_judges)]
+    d, scale, bias, tie = (pt.dvector(n) for n in ("d", "scale", "bias", "tie"))
+    ll = davidson_loglik(d, scale, bias, tie, pair, col, col, col, *counts)
+    x = d[pair] * scale[col] + bias[col]
+    log_z = pt.log(pt.exp(x / 2) + pt.exp(-x / 2) + pt.exp(tie[col]))
+    ref = pt.sum(0.5 * x * (counts[0] - counts[2]) + counts[1] * tie[col]
+                 - (counts[0] + counts[1] + counts[2]) * log_z)
+    params = [d, scale, bias, tie]
+    ours = pytensor.function(params, [ll, *pt.grad(ll, params)], mode=mode)
+    theirs = pytensor.function(params, [ref, *pt.grad(ref, params)], mode=mode)
+    for a, b in zip(ours(*values), theirs(*values)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-10)
