@@ -246,6 +246,20 @@ def test_per_aspect_needs_the_aspect_column(jury):
         BTSigma(per_aspect=True).fit(jury)
 
 
+def test_per_aspect_judge_skipping_an_aspect_is_named():
+    df, _ = simulate_jury(n_contexts=2, n_items=4, sigma=(0.5, 1.0, 2.0), aspects=["coh", "flu"],
+                          random_seed=4)
+    skipped = df[~((df["judge"] == df["judge"].iloc[0]) & (df["aspect"] == "flu"))]
+    name = f"{df['judge'].iloc[0]}/flu"
+    with pytest.raises(DataValidationError, match=rf"judge/aspect \['{name}'\].*flat.*Fix"):
+        BTSigma(per_aspect=True, symmetrize=False, priors="flat").fit(skipped)
+    with pytest.warns(UserWarning, match=rf"\['{name}'\] has no comparisons.*pooled prior"):
+        model = BTSigma(per_aspect=True, symmetrize=False).fit(skipped)
+    sigma = model.judges().set_index(["judge", "aspect"])
+    assert np.isfinite(sigma["discriminator"]).all()
+    assert np.isfinite(sigma.loc[(df["judge"].iloc[0], "flu"), "discriminator"])
+
+
 # ------------------------------------------------------------------ predict, ranking, judges
 def test_predict_matches_a_hand_computation():
     df, _ = simulate_jury(n_contexts=2, n_items=5, sigma=(0.6, 1.0, 1.8), outcome=True,

@@ -166,6 +166,21 @@ def test_spearman_per_context_matches_scipy_and_skips_constant_contexts():
         spearman_per_context([1.0, np.nan], [1.0, 2.0])
 
 
+def test_spearman_ties_scores_equal_up_to_rounding():
+    # two items equal in exact arithmetic, apart by rounding: a tie, whatever the noise's sign
+    truth = np.array([1.0, 2.0, 2.0, 3.0])
+    for noise in (1e-15, -1e-15):
+        scores = np.array([0.1, 0.5, 0.5 + noise, 0.9])
+        assert spearman_per_context(scores, truth) == pytest.approx(1.0)
+        assert spearman_per_context(scores, truth, tie_tol=0) < 1.0  # exact ranks see noise
+    rng = np.random.default_rng(4)
+    scores, truth, ctx = rng.normal(size=40), rng.integers(0, 4, 40), np.repeat(list("ab"), 20)
+    exact = [stats.spearmanr(scores[ctx == c], truth[ctx == c])[0] for c in "ab"]
+    assert spearman_per_context(scores, truth, ctx) == pytest.approx(np.mean(exact), rel=1e-12)
+    with pytest.raises(DataValidationError, match="tie_tol"):
+        spearman_per_context(scores, truth, tie_tol=-1)
+
+
 def test_reliability_correlation_matches_scipy_and_aligns_series():
     rel = pd.Series([0.5, 2.0, 1.0, 3.0, 0.2], index=list("abcde"))
     q = pd.Series([0.3, 0.55, 0.5, 0.9, 0.1], index=list("edcba"))  # other order

@@ -296,3 +296,27 @@ def test_engine_sample_refuses_undiagnosable_settings():
     with pytest.raises(ValueError, match="draws=1 is too small"):
         engine.sample(draws=1, tune=1000, chains=2, random_seed=0)
     assert engine._nutpie is None  # refused before compiling or sampling
+
+
+def test_a_closed_pipe_ends_quietly():
+    # `bayesjudge ... | head -1`: the reader stops; no traceback, the shell's SIGPIPE status
+    import subprocess
+    import sys
+
+    code = (
+        "import argparse, sys\n"
+        "from bayesjudge.cli import app\n"
+        "def build():\n"
+        "    p = argparse.ArgumentParser()\n"
+        "    p.set_defaults(func=lambda a: [print('x' * 99) for _ in range(200_000)] and 0,\n"
+        "                   check=lambda a: None, debug=False, quiet=False)\n"
+        "    return p\n"
+        "app.build_parser = build\n"
+        "sys.exit(app.main([]))\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout.readline() == b"x" * 99 + b"\n"
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait() == 141, err
+    assert b"Traceback" not in err and b"BrokenPipe" not in err

@@ -27,7 +27,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from bayesjudge.data import DataValidationError, show_values
+from bayesjudge.data import DataValidationError, check_unit_interval
 
 __all__ = ["BatchCalibration", "ContextualCalibration"]
 
@@ -39,15 +39,8 @@ def _probabilities(values: ArrayLike, name: str) -> NDArray[np.float64]:
             f"`{name}` must be a non-empty array of probabilities in [0, 1]; got dtype "
             f"{arr.dtype} and shape {arr.shape}."
         )
-    arr = arr.astype(np.float64)
-    bad = ~((arr >= 0.0) & (arr <= 1.0))
-    if bad.any():
-        raise DataValidationError(
-            f"`{name}` must lie in [0, 1] without NaN; found {int(bad.sum())} bad value(s) "
-            f"{show_values(arr[bad])}. Pass P(B better) as a probability (not a percentage "
-            f"or logit) and resolve missing outputs first."
-        )
-    return arr
+    return check_unit_interval(arr, name, "Pass P(B better) as a probability (not a "
+                               "percentage or logit) and resolve missing outputs first.")
 
 
 def _reweight(p: NDArray[np.float64], w_a: float, w_b: float) -> NDArray[np.float64]:

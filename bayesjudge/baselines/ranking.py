@@ -20,7 +20,13 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, logit
 
-from bayesjudge.data import DataValidationError, check_no_missing, require_frame, show_values
+from bayesjudge.data import (
+    DataValidationError,
+    check_no_missing,
+    check_unit_interval,
+    require_frame,
+    show_values,
+)
 from bayesjudge.metrics.calibration import expected_calibration_error
 from bayesjudge.metrics.ranking import comparison_probs
 
@@ -109,13 +115,8 @@ def temperature_scale(prob: ArrayLike, temperature: ArrayLike) -> NDArray[np.flo
     -------
     numpy.ndarray
     """
-    p = np.asarray(prob, dtype=float)
+    p = check_unit_interval(prob, "prob", "temperature_scale takes probabilities.")
     t = np.asarray(temperature, dtype=float)
-    if not (np.isfinite(p).all() and ((p >= 0) & (p <= 1)).all()):
-        bad = p[~(np.isfinite(p) & (p >= 0) & (p <= 1))]
-        raise DataValidationError(
-            f"temperature_scale: prob must lie in [0, 1]; got {show_values(bad.ravel())}."
-        )
     if not (np.isfinite(t).all() and (t > 0).all()):
         raise DataValidationError(
             f"temperature_scale: temperature must be finite and > 0; got "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import sys
 import traceback
@@ -323,7 +324,9 @@ def main(argv: list[str] | None = None) -> int:
         warnings.showwarning = _WarningPrinter(args)
         try:
             args.check(args)  # every argument and output path, before any work
-            return args.func(args)
+            status = args.func(args)
+            sys.stdout.flush()  # a closed pipe (| head) raises here, not at exit
+            return status
         except (UsageError, DataValidationError) as exc:
             if args.debug:
                 raise
@@ -343,6 +346,9 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("error: interrupted", file=sys.stderr)
             return 130
+        except BrokenPipeError:  # the reader (e.g. `| head`) stopped reading: not an error
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141  # 128 + SIGPIPE, what a shell reports for a killed writer
         except Exception as exc:  # a bug: say so, in one line unless --debug
             if args.debug:
                 raise

@@ -37,6 +37,7 @@ from bayesjudge.data.schema import (  # noqa: F401  (re-exports)
     check_ci_prob,
     check_integer_values,
     check_no_missing,
+    check_unit_interval,
     require_frame,
     show_values,
     validate_labels,

@@ -101,6 +101,21 @@ def show_values(values: Iterable, k: int = 5) -> str:
     return f"[{head}{more}]"
 
 
+def check_unit_interval(values, name: str, fix: str) -> np.ndarray:
+    """``values`` as float64 if every one lies in [0, 1], else a DataValidationError.
+
+    NaN fails the check. The message names ``name``, counts and shows the bad
+    values and ends with ``fix``.
+    """
+    arr = np.asarray(values, dtype=np.float64)
+    bad = ~((arr >= 0.0) & (arr <= 1.0))  # NaN fails both comparisons
+    if bad.any():
+        raise DataValidationError(
+            f"`{name}` must lie in [0, 1] without NaN; found {int(bad.sum())} bad value(s) "
+            f"{show_values(arr[bad])}. {fix}")
+    return arr
+
+
 def require_frame(df, name: str, columns: Iterable[str]) -> pd.DataFrame:
     """Check that ``df`` is a non-empty DataFrame holding ``columns``."""
     if not isinstance(df, pd.DataFrame):

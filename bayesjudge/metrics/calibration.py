@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from bayesjudge.data import DataValidationError, show_values
+from bayesjudge.data import DataValidationError, check_unit_interval, show_values
 
 __all__ = [
     "PRF",
@@ -77,14 +77,8 @@ def as_probabilities(values: ArrayLike, name: str) -> NDArray[np.float64]:
         )
     arr = arr.astype(np.float64)
     _check_items(arr, name)
-    bad = ~((arr >= 0.0) & (arr <= 1.0))  # NaN fails both comparisons
-    if bad.any():
-        raise DataValidationError(
-            f"`{name}` must lie in [0, 1] without NaN; found {int(bad.sum())} bad value(s) "
-            f"{show_values(arr[bad])}. Fix or drop those items explicitly (nothing is dropped "
-            "silently)."
-        )
-    return arr
+    return check_unit_interval(arr, name, "Fix or drop those items explicitly (nothing is "
+                               "dropped silently).")
 
 
 def as_binary_labels(values: ArrayLike, name: str) -> NDArray[np.float64]:

@@ -304,6 +304,7 @@ def spearman_per_context(
     context: ArrayLike | None = None,
     *,
     per_context: bool = False,
+    tie_tol: float = 1e-9,
 ) -> float | tuple[float, pd.Series]:
     """Spearman's rank correlation per context, averaged over contexts (SRC, Section 4).
 
@@ -312,6 +313,13 @@ def spearman_per_context(
     (the definition of :func:`scipy.stats.spearmanr`); the SRC is the unweighted mean
     over contexts, as in Qian et al. (2026), Section 4 ("We calculate the SRC on each
     article or context then average").
+
+    Scores closer than ``tie_tol`` times max(1, max |score|) (chained: a run of such
+    neighbours) are ties. Fitted skills that are equal in exact arithmetic (e.g. hard
+    BT items with the same win record in a balanced design) differ in the last
+    digits by rounding, and ranking that noise made the SRC change with the
+    summation order (0.1 points in the SummEval notebook); ``tie_tol=0`` ranks exact
+    values as scipy does.
 
     A context where either vector is constant (e.g. every summary of an article got
     the same human consistency score), or that has fewer than two items, has no
@@ -327,6 +335,8 @@ def spearman_per_context(
         Context id of each entry (compared exactly); default: one context.
     per_context : bool, default False
         Also return the rho of each context.
+    tie_tol : float, default 1e-9
+        Relative distance below which two scores (or two truth values) tie.
 
     Returns
     -------
@@ -349,10 +359,12 @@ def spearman_per_context(
                 f"spearman_per_context: {name} has non-finite values {show_values(v[bad])} at "
                 f"positions {show_values(bad)}; drop or fill them first."
             )
+    if not (np.isfinite(tie_tol) and tie_tol >= 0):
+        raise DataValidationError(f"spearman_per_context: tie_tol must be >= 0, got {tie_tol}.")
     df = pd.DataFrame({"c": pd.Series(c, dtype=object), "s": s, "t": t})
-    g = df.groupby("c", sort=False)
-    df["rs"] = g["s"].rank(method="average")
-    df["rt"] = g["t"].rank(method="average")
+    code = pd.factorize(df["c"])[0]
+    df["rs"] = _tolerant_ranks(s, code, tie_tol)
+    df["rt"] = _tolerant_ranks(t, code, tie_tol)
     g = df.groupby("c", sort=False)
     df["ds"] = df["rs"] - g["rs"].transform("mean")
     df["dt"] = df["rt"] - g["rt"].transform("mean")
@@ -366,6 +378,24 @@ def spearman_per_context(
     per = pd.Series(rho, index=sums.index.rename("context"), name="spearman")
     mean = float(np.mean(rho[ok])) if ok.any() else float("nan")
     return (mean, per) if per_context else mean
+
+
+def _tolerant_ranks(values: np.ndarray, group: np.ndarray, rel_tol: float) -> np.ndarray:
+    """Average ranks (1-based) within each group, values within rel_tol (chained) tied."""
+    n = len(values)
+    if n == 0:
+        return np.zeros(0)
+    order = np.lexsort((values, group))
+    v, g = values[order], group[order]
+    tol = rel_tol * max(1.0, float(np.max(np.abs(values))))
+    new_group = np.r_[True, g[1:] != g[:-1]]
+    tie_run = np.cumsum(new_group | np.r_[True, np.diff(v) > tol]) - 1
+    start = np.maximum.accumulate(np.where(new_group, np.arange(n), 0))
+    position = np.arange(n) - start + 1.0
+    mean_position = np.bincount(tie_run, position) / np.bincount(tie_run)
+    ranks = np.empty(n)
+    ranks[order] = mean_position[tie_run]
+    return ranks
 
 
 def reliability_correlation(reliability: ArrayLike, quality: ArrayLike) -> pd.Series:

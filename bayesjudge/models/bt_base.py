@@ -168,6 +168,21 @@ class PairwiseModel(PairwiseReports, BayesianModel):
                 "comparisons has no aspect column, but per_aspect=True asks for one "
                 "discriminator per judge and aspect. Fix: add the aspect column or use "
                 "per_aspect=False.")
+        if getattr(self, "per_aspect", False):
+            seen = np.zeros((len(comps.judges), comps.n_aspects), dtype=bool)
+            seen[comps.judge, comps.aspect] = True
+            missing = [f"{comps.judges[j]}/{comps.aspects[a]}" for j, a in zip(*np.nonzero(~seen))]
+            if missing and self._is_flat("discriminator_spread"):
+                raise DataValidationError(
+                    f"comparisons: judge/aspect {show_values(missing)} has no comparisons, so "
+                    f"under priors='flat' its discriminator (per_aspect=True) has no estimate. "
+                    f"Fix: use the default priors (it is then pooled with the other judges), "
+                    f"or per_aspect=False.")
+            if missing:
+                warnings.warn(
+                    f"comparisons: judge/aspect {show_values(missing)} has no comparisons; its "
+                    f"discriminator is the pooled prior's (judges() shows its wide interval).",
+                    UserWarning, stacklevel=4)
         if self.priors == "flat":
             sep = separated_items(comps)
             if len(sep):

@@ -21,7 +21,13 @@ import pytensor.tensor as pt
 from scipy import special
 
 from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData
-from bayesjudge.data import BINARY, DataValidationError, check_ci_prob, validate_labels
+from bayesjudge.data import (
+    BINARY,
+    DataValidationError,
+    check_ci_prob,
+    check_unit_interval,
+    validate_labels,
+)
 from bayesjudge.data.annotations import (
     AnnotationCounts,
     JudgeOutputs,
@@ -194,11 +200,7 @@ class TemperatureScaling(BayesianModel):
     def transform(self, prob) -> np.ndarray:
         """Calibrated probabilities of an array of P(B better) (posterior mean under NUTS)."""
         self._check_fitted()
-        p = np.asarray(prob, dtype=float)
-        if p.size and not np.all((p >= 0) & (p <= 1)):
-            bad = p[~((p >= 0) & (p <= 1))]
-            raise DataValidationError(
-                f"prob must lie in [0, 1]; found {bad[:5].tolist()}. Pass probabilities.")
+        p = check_unit_interval(prob, "prob", "Pass probabilities.")
         return self._calibrate(p.ravel(), ci_prob=None)[0].reshape(p.shape)
 
     def _calibrate(self, p: np.ndarray, ci_prob: float | None):
