@@ -209,13 +209,16 @@ def bench_summeval(args) -> list[dict]:
                      f"{np.max(np.abs(np.log(sigma_ours) - np.log(sigma_ref))):.1e}; "
                      f"first fit incl. compilation {t_first:.1f} s"}]
     if not args.no_nuts:
-        t_nuts, nuts = median_time(
-            lambda: bayesjudge.BTSigma(random_seed=0).fit(table, method="nuts"), 1)
-        d = nuts.diagnostics_ or {}
-        rows.append({"workload": "SummEval 192k probs", "what": "BT-sigma NUTS 4 x (1000 + "
-                     "1000), default priors", "ours_s": t_nuts, "peer_s": 120.0,
-                     "ratio": t_nuts / 120.0,
-                     "note": f"target 120 s; {d}"})
+        # first fit: validation + nutpie's numba compilation + sampling; refit: the
+        # compiled model reused (a new seed), as in any loop over data sets
+        for label, seed in (("first fit", 0), ("refit, compiled", 1)):
+            t_nuts, nuts = median_time(
+                lambda: bayesjudge.BTSigma(random_seed=seed).fit(table, method="nuts"), 1)
+            d = nuts.diagnostics_ or {}
+            rows.append({"workload": "SummEval 192k probs", "what": f"BT-sigma NUTS 4 x (1000 "
+                         f"+ 1000), default priors, {label}", "ours_s": t_nuts,
+                         "peer_s": 120.0, "ratio": t_nuts / 120.0,
+                         "note": f"target 120 s; {d}"})
     return rows
 
 

@@ -17,8 +17,9 @@ cells) is the transcendental functions and the cell-sized temporaries:
 (another exp) in the gradient. :class:`BTLoglik` computes the value and both
 gradients in one pass over the cells, in blocks small enough to stay in cache,
 with exp and log1p evaluated by branch-free polynomials that LLVM vectorises
-(AVX2): measured 3.0 ms -> 0.5 ms per log density + gradient on 96,000 cells,
-relative error <= 1e-15 against numpy (``tests/test_bt_kernel.py``).
+(AVX2; ``models/vecmath.py``), relative error <= 2e-15 against numpy
+(``tests/test_bt_kernel.py``). Per log density + gradient on 96,000 cells: see
+``benchmarks/README.md``.
 
 The same compiled kernel serves the numba backend (nutpie) and, through
 ``perform``, PyTensor's C backend (MAP).
@@ -52,32 +53,56 @@ def log1p_exp_kernel(x, softplus, sigmoid):
 
 
 @jit
+def _bt_cells(x, win, n, term, coef):
+    """Per cell: term = w x - n softplus(x) and coef = d term / d x = w - n sigmoid(x).
+
+    A separate function over contiguous slices: this simple loop is what LLVM
+    vectorises (written inline in the blocked loop with offset indices it ran
+    2-3x slower).
+    """
+    for i in range(x.size):
+        v = x[i]
+        e = exp_nonpositive(-abs(v))
+        h = max(np.copysign(1.0, v), 0.0)
+        term[i] = win[i] * v - n[i] * (max(v, 0.0) + log1p_unit(e))
+        coef[i] = win[i] - n[i] * (h + (1.0 - h) * e) / (1.0 + e)
+
+
+@jit
 def _bt_kernel(d, scale, pair, col, win, n):
     """(loglik, d loglik / d d, d loglik / d scale) summed over the cells."""
     grad_d = np.zeros(d.size)
     grad_scale = np.zeros(scale.size)
-    x = np.empty(_BLOCK)
-    term = np.empty(_BLOCK)
-    coef = np.empty(_BLOCK)
+    x, term, coef = np.empty(_BLOCK), np.empty(_BLOCK), np.empty(_BLOCK)
     total = 0.0
     for start in range(0, win.size, _BLOCK):
         m = min(_BLOCK, win.size - start)
-        for i in range(m):  # gathers only: vectorised
+        stop = start + m
+        for i in range(m):  # gathers
             x[i] = d[pair[start + i]] * scale[col[start + i]]
-        for i in range(m):  # transcendental part: vectorised
-            v = x[i]
-            e = exp_nonpositive(-abs(v))
-            h = max(np.copysign(1.0, v), 0.0)
-            w = win[start + i]
-            k = n[start + i]
-            term[i] = w * v - k * (max(v, 0.0) + log1p_unit(e))
-            coef[i] = w - k * (h + (1.0 - h) * e) / (1.0 + e)  # d term / d x
+        _bt_cells(x[:m], win[start:stop], n[start:stop], term[:m], coef[:m])
         for i in range(m):  # sums and scatter-adds
             c = start + i
             total += term[i]
             grad_d[pair[c]] += coef[i] * scale[col[c]]
             grad_scale[col[c]] += coef[i] * d[pair[c]]
     return total, grad_d, grad_scale
+
+
+@jit
+def _davidson_cells(x, tie, nu, n_left, n_tie, n_right, term, gx, gt):
+    """Per cell: the Davidson log-likelihood term and its derivatives in x and tie
+    (see :func:`_davidson_kernel`); a simple loop over slices, as :func:`_bt_cells`."""
+    for i in range(x.size):
+        v = x[i]
+        half = 0.5 * abs(v)
+        u = exp_nonpositive(-half)
+        z = 1.0 + u * u + nu[i] * u
+        diff = n_left[i] - n_right[i]
+        n = n_left[i] + n_tie[i] + n_right[i]
+        term[i] = 0.5 * v * diff + n_tie[i] * tie[i] - n * (half + log_positive(z))
+        gx[i] = 0.5 * diff - n * 0.5 * np.copysign(1.0, v) * (1.0 - u * u) / z
+        gt[i] = n_tie[i] - n * nu[i] * u / z
 
 
 @jit
@@ -95,22 +120,14 @@ def _davidson_kernel(d, scale, bias, tie, pair, col, bcol, tcol, n_left, n_tie, 
     total = 0.0
     for start in range(0, n_left.size, _BLOCK):
         m = min(_BLOCK, n_left.size - start)
+        stop = start + m
         for i in range(m):  # gathers
             c = start + i
             x[i] = d[pair[c]] * scale[col[c]] + bias[bcol[c]]
             tv[i] = tie[tcol[c]]
             nv[i] = nu[tcol[c]]
-        for i in range(m):  # transcendental part: vectorised
-            c = start + i
-            v = x[i]
-            half = 0.5 * abs(v)
-            u = exp_nonpositive(-half)
-            z = 1.0 + u * u + nv[i] * u
-            diff = n_left[c] - n_right[c]
-            n = n_left[c] + n_tie[c] + n_right[c]
-            term[i] = 0.5 * v * diff + n_tie[c] * tv[i] - n * (half + log_positive(z))
-            gx[i] = 0.5 * diff - n * 0.5 * np.copysign(1.0, v) * (1.0 - u * u) / z
-            gt[i] = n_tie[c] - n * nv[i] * u / z
+        _davidson_cells(x[:m], tv[:m], nv[:m], n_left[start:stop], n_tie[start:stop],
+                        n_right[start:stop], term[:m], gx[:m], gt[:m])
         for i in range(m):  # sums and scatter-adds
             c = start + i
             total += term[i]
