@@ -122,3 +122,20 @@ def test_davidson_op_matches_pytensor_elementwise(mode):
     theirs = pytensor.function(params, [ref, *pt.grad(ref, params)], mode=mode)
     for a, b in zip(ours(*values), theirs(*values)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-10)
+
+
+def test_non_finite_inputs_propagate():
+    # NaN must reach the log density (NUTS flags the divergence), never turn into a number
+    x = np.array([np.nan, np.inf, -np.inf, 1.0])
+    softplus, sigmoid = np.empty(4), np.empty(4)
+    log1p_exp_kernel(x, softplus, sigmoid)
+    assert np.isnan(softplus[0]) and np.isnan(sigmoid[0])
+    assert softplus[1] == np.inf and sigmoid[1] == 1.0
+    assert softplus[2] < 1e-300 and sigmoid[2] < 1e-300
+    d, scale = pt.dvector("d"), pt.dvector("scale")
+    idx = np.array([0, 1])
+    f = pytensor.function([d, scale], [bt_loglik(d, scale, idx, idx * 0, np.ones(2), np.ones(2)),
+                                       davidson_loglik(d, scale, np.zeros(1), np.zeros(1), idx,
+                                                       idx * 0, idx * 0, idx * 0, np.ones(2),
+                                                       np.ones(2), np.ones(2))], mode="NUMBA")
+    assert all(np.isnan(v) for v in f(np.array([np.nan, 1.0]), np.ones(1)))
