@@ -40,6 +40,7 @@ RHAT_MAX = 1.01
 ESS_MIN = 400
 
 _ENGINES: dict[Hashable, "Engine"] = {}
+_N_COMPILED = 0  # engines built by this process (compilations, not cache hits)
 
 # Smallest NUTS settings whose output can still be diagnosed (check_nuts_settings).
 # chains >= 2: ArviZ's rank-normalised split R-hat compares chains; with one chain it
@@ -111,7 +112,14 @@ def get_engine(key: Hashable, build: Callable[[], pm.Model]) -> "Engine":
         _log.info("compiling model structure %r", key)
         engine = Engine(build())
         _ENGINES[key] = engine
+        global _N_COMPILED
+        _N_COMPILED += 1
     return engine
+
+
+def compilations() -> int:
+    """How many model structures this process has compiled (cache hits do not count)."""
+    return _N_COMPILED
 
 
 def clear_cache() -> None:

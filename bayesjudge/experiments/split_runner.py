@@ -5,7 +5,8 @@ The engine behind :func:`~bayesjudge.experiments.split_protocol.split_protocol` 
 fresh :class:`~bayesjudge.DavidsonAggregator` by MAP on its calibration items (the
 compiled model is reused, only the data are swapped) and decides its evaluation
 items. Failed fits are redrawn or skipped; chunks of splits can run in
-``joblib`` workers, each compiling the model once.
+``joblib`` or Dask workers (:func:`~bayesjudge.experiments.runner.run_tasks`), each
+compiling the model once.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from tqdm import tqdm
 
 from bayesjudge.data import DataValidationError, Labels, VoteCounts
+from bayesjudge.experiments.runner import Executor, run_tasks
 from bayesjudge.experiments.splits import calibration_size, check_positive_int, draw_split
 from bayesjudge.inference import FitError
 from bayesjudge.models.davidson import DavidsonAggregator
@@ -71,7 +72,7 @@ def run_splits(
     progressbar: bool,
     on_failure: OnFailure,
     max_resamples: int,
-    executor: Literal["joblib"] | Any | None,
+    executor: Executor,
     desc: str,
 ) -> SplitRun:
     """Fit on every split and collect predictions of every method on its evaluation items.
@@ -112,26 +113,11 @@ def run_splits(
     # scored splits do not depend on the executor or on which splits failed before.
     replace_seed = int(rng.integers(2**63))
     jobs = [(s, split.calibration, split.evaluation) for s, split in enumerate(splits)]
-    args = (counts, gold, with_davidson, model_kwargs, on_failure, max_resamples, replace_seed,
-            n_cal)
-
-    outcomes: list[tuple] = []
-    if executor is None:
-        for job in tqdm(jobs, desc=desc, disable=not progressbar, leave=False):
-            outcomes.append(_fit_split(job, *args))
-    else:
-        parallel = _make_parallel(executor)
-        from joblib import delayed, effective_n_jobs
-
-        # Two chunks per worker: each worker compiles once, and the load stays balanced.
-        n_chunks = min(len(jobs), 2 * effective_n_jobs(getattr(parallel, "n_jobs", 1)))
-        chunks = [c for c in np.array_split(np.arange(len(jobs)), n_chunks) if len(c)]
-        results = parallel(delayed(_fit_chunk)([jobs[i] for i in c], *args) for c in chunks)
-        with tqdm(total=len(jobs), desc=desc, disable=not progressbar, leave=False) as bar:
-            for chunk_out in results:
-                outcomes.extend(chunk_out)
-                bar.update(len(chunk_out))
-        outcomes.sort(key=lambda o: o[0])
+    shared = dict(counts=counts, gold=gold, with_davidson=with_davidson,
+                  model_kwargs=model_kwargs, on_failure=on_failure,
+                  max_resamples=max_resamples, replace_seed=replace_seed, n_cal=n_cal)
+    outcomes = run_tasks(_fit_split, jobs, shared=shared, executor=executor,
+                         progressbar=progressbar, desc=desc)
 
     failures = [f for o in outcomes for f in o[4]]
     kept = [o for o in outcomes if o[3] is not None]
@@ -195,10 +181,6 @@ def warn_failures(
     )
 
 
-def _fit_chunk(jobs, *args) -> list[tuple]:
-    return [_fit_split(job, *args) for job in jobs]
-
-
 def _fit_split(
     job: tuple[int, NDArray[np.intp], NDArray[np.intp]],
     counts: VoteCounts,
@@ -236,19 +218,3 @@ def _fit_split(
         params = {k: float(np.asarray(v)) for k, v in model.map_.items() if np.ndim(v) == 0}
         return s, cal, ev, {"decision": decision, "params": params}, failures
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _make_parallel(executor):
-    try:
-        import joblib
-    except ImportError as err:  # pragma: no cover - joblib ships with scikit-learn/pymc stacks
-        raise ImportError("executor='joblib' needs joblib: pip install joblib") from err
-    if isinstance(executor, str):
-        if executor != "joblib":
-            raise ValueError(
-                f"executor must be None, 'joblib' or a joblib.Parallel; got {executor!r}."
-            )
-        return joblib.Parallel(n_jobs=-1, return_as="generator_unordered")
-    if isinstance(executor, joblib.Parallel):
-        return executor
-    raise ValueError(f"executor must be None, 'joblib' or a joblib.Parallel; got {executor!r}.")
