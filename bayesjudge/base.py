@@ -93,6 +93,8 @@ class BayesianModel(ABC):
         MAP point (MAP fits only).
     diagnostics_ : dict or None
         R-hat, ESS and divergences (NUTS fits only).
+    sampler_ : str or None
+        The NUTS route that ran (NUTS fits only; see ``fit``'s ``sampler``).
     idata_ : xarray.DataTree
         ``posterior``, ``log_likelihood``, ``observed_data`` (and
         ``sample_stats`` for NUTS). For MAP fits the posterior holds
@@ -224,7 +226,7 @@ class BayesianModel(ABC):
         draws: int = 1000,
         tune: int = 1000,
         chains: int = 4,
-        sampler: Sampler = "nutpie",
+        sampler: Sampler = "auto",
         progressbar: bool = False,
         sampler_kwargs: dict | None = None,
         **kwargs,
@@ -238,8 +240,15 @@ class BayesianModel(ABC):
             likelihood fits; ``"nuts"`` samples the full posterior.
         draws, tune, chains : int
             NUTS settings (ignored by MAP).
-        sampler : {"nutpie", "pymc"}
-            NUTS implementation; nutpie is compiled once per model structure.
+        sampler : {"auto", "nutpie", "pymc", "numpyro", "blackjax"}
+            NUTS implementation (:mod:`bayesjudge.samplers`). ``"auto"`` runs nutpie,
+            on the compiled PyTensor functions for small models (no numba
+            compilation: a first fit in a fresh process takes seconds) and compiled by
+            numba for large ones; ``"nutpie"`` always compiles with numba (once per
+            model structure and process); ``"pymc"`` is PyMC's own NUTS;
+            ``"numpyro"`` / ``"blackjax"`` are PyMC's JAX samplers (the ``gpu``
+            extra; on a GPU when JAX has one). ``sampler_`` says which ran
+            (``"nutpie-c"``: nutpie on the PyTensor C functions).
         sampler_kwargs : dict, optional
             Passed to the sampler (e.g. ``{"target_accept": 0.95}``).
 
@@ -261,6 +270,7 @@ class BayesianModel(ABC):
         self._post = self._stats = None  # posterior / sample_stats before idata_ is assembled
         self.map_ = None
         self.diagnostics_ = None
+        self.sampler_ = None
         if method == "map":
             # The Laplace covariance is computed on first use of idata_: a loop
             # over calibration splits that only predicts never pays for it.
@@ -275,6 +285,7 @@ class BayesianModel(ABC):
             tree = engine.sample(draws, tune, chains, self.random_seed, sampler, progressbar,
                                  settings)
             self.diagnostics_ = check_convergence(tree, list(self._summary_vars))
+            self.sampler_ = engine.last_sampler
             # The pointwise log-likelihood (draws x cells) waits for the first use of
             # idata_: ranking, predict and summaries read only the posterior.
             self._post = self._label(tree["posterior"].to_dataset(), fd)

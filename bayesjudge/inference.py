@@ -22,7 +22,6 @@ import warnings
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import pymc as pm
@@ -31,11 +30,11 @@ import pytensor.tensor as pt
 import xarray as xr
 from pymc.pytensorf import join_nonshared_inputs
 
-from bayesjudge import hessian, optim
+from bayesjudge import engine_cache, hessian, optim, samplers
+from bayesjudge.samplers import Sampler
 
 _log = logging.getLogger(__name__)
 
-Sampler = Literal["nutpie", "pymc"]
 RHAT_MAX = 1.01
 ESS_MIN = 400
 
@@ -110,7 +109,7 @@ def get_engine(key: Hashable, build: Callable[[], pm.Model]) -> "Engine":
     engine = _ENGINES.get(key)
     if engine is None:
         _log.info("compiling model structure %r", key)
-        engine = Engine(build())
+        engine = Engine(build(), key)
         _ENGINES[key] = engine
         global _N_COMPILED
         _N_COMPILED += 1
@@ -166,28 +165,79 @@ class Engine:
         Model whose data live in ``pm.Data`` containers.
     """
 
-    def __init__(self, model: pm.Model):
+    def __init__(self, model: pm.Model, key: Hashable | None = None):
         self.model = model
+        self._key = key
         self.data_names = [name for name in model.named_vars if _is_data(model, name)]
-        ip = model.initial_point()
+        self._ip = ip = model.initial_point()
         self.value_names = [v.name for v in model.value_vars]
         self._shapes = [np.shape(ip[n]) for n in self.value_names]
         self.x0 = np.concatenate([np.ravel(ip[n]) for n in self.value_names]).astype(float)
-        # MAP is the mode of the posterior of the *constrained* parameters (no
-        # Jacobian, as pm.find_MAP): with flat priors it is the MLE whatever the
-        # transform. The Laplace approximation lives in the unconstrained space,
-        # so it uses the density with the Jacobian.
-        self._logp_dlogp = self._compile_logp_dlogp(ip, jacobian=False)
-        self._logp_dlogp_jac = self._compile_logp_dlogp(ip, jacobian=True)
-        outs = model.unobserved_value_vars
-        self.param_names = [o.name for o in outs]
-        outs_x, x2 = join_nonshared_inputs(ip, outs, model.value_vars)
-        self._constrain = pytensor.function([x2], outs_x)
-        self._constrain.trust_input = True
+        self.param_names = [v.name for v in model.unobserved_value_vars]
+        # Compiled on first use (a NUTS fit never needs the MAP objective), from the
+        # disk cache when a previous process stored them (bayesjudge.engine_cache).
+        self._fns: dict[str, pytensor.compile.Function] = {}
+        self._cached_shared: dict[str, list] = {}  # data containers of unpickled functions
         self._nutpie = None
         self._logp_dlogp_hess = None
         self._data: dict[str, np.ndarray] = {}
         self._coords: dict[str, np.ndarray] = {}
+
+    # MAP is the mode of the posterior of the *constrained* parameters (no Jacobian,
+    # as pm.find_MAP): with flat priors it is the MLE whatever the transform. The
+    # Laplace approximation and NUTS live in the unconstrained space, so they use the
+    # density with the Jacobian.
+    @property
+    def _logp_dlogp(self):
+        return self._function("logp")
+
+    @property
+    def _logp_dlogp_jac(self):
+        return self._function("logp_jacobian")
+
+    @property
+    def _constrain(self):
+        return self._function("constrain")
+
+    def _function(self, role: str):
+        fn = self._fns.get(role)
+        if fn is not None:
+            return fn
+        name = engine_cache.entry_name(self._key, role) if self._key is not None else None
+        fn = engine_cache.load(name)
+        if fn is None or not self._adopt(fn):
+            fn = self._compile(role)
+            values = {v.name: v.get_value(borrow=True) for v in fn.get_shared()}
+            engine_cache.store(name, fn, values)
+        self._fns[role] = fn
+        return fn
+
+    def _compile(self, role: str):
+        if role == "constrain":
+            outs_x, x = join_nonshared_inputs(self._ip, self.model.unobserved_value_vars,
+                                              self.model.value_vars)
+            fn = pytensor.function([x], outs_x)
+            fn.trust_input = True
+            return fn
+        return self._compile_logp_dlogp(self._ip, jacobian=role == "logp_jacobian")
+
+    def _adopt(self, fn) -> bool:
+        """Tie an unpickled function's shared containers to this model's (data, dim lengths)."""
+        sources = {**{n: self.model[n] for n in self.data_names}, **self.model.dim_lengths}
+        shared = fn.get_shared()
+        if any(v.name not in sources or not hasattr(sources[v.name], "get_value")
+               for v in shared):
+            return False
+        for var in shared:
+            self._cached_shared.setdefault(var.name, []).append((sources[var.name], var))
+        self._sync_cached()
+        return True
+
+    def _sync_cached(self) -> None:
+        """Copy the current data and dim lengths into the unpickled functions' containers."""
+        for pairs in self._cached_shared.values():
+            for source, copy in pairs:
+                copy.set_value(source.get_value(borrow=True), borrow=True)
 
     def _compile_logp_dlogp(self, ip, jacobian: bool, hessian: bool = False):
         logp = self.model.logp(jacobian=jacobian)
@@ -220,6 +270,7 @@ class Engine:
             value = np.asarray(value, dtype=shared.type.dtype)  # pm.Data may store int32
             shared.set_value(value)
             self._data[name] = value
+        self._sync_cached()
         self._coords = {k: np.asarray(v) for k, v in (coords or {}).items()}
 
     # -- MAP ------------------------------------------------------------------
@@ -358,25 +409,36 @@ class Engine:
         }
 
     # -- NUTS -----------------------------------------------------------------
+    def set_pymc_data(self) -> None:
+        """Apply the current data and coords through ``pm.set_data`` (PyMC's own samplers)."""
+        pm.set_data(self._data, coords=self._coords, model=self.model)
+        self._sync_cached()
+
     def sample(
         self,
         draws: int,
         tune: int,
         chains: int,
         random_seed: int | None,
-        sampler: Sampler = "nutpie",
+        sampler: Sampler = "auto",
         progressbar: bool = False,
         sampler_kwargs: Mapping | None = None,
     ) -> xr.DataTree:
         """Run NUTS on the current data; returns posterior and sample_stats.
 
-        ``sampler_kwargs`` go to ``nutpie.sample`` or ``pm.sample`` (e.g.
-        ``target_accept``). Settings too small to diagnose raise ValueError
-        (:func:`check_nuts_settings`) before anything is compiled or sampled.
+        ``sampler`` is one of :data:`bayesjudge.samplers.SAMPLERS` ("auto" picks the
+        faster nutpie route, :func:`bayesjudge.samplers.choose_route`); the route taken
+        is left in ``self.last_sampler``. ``sampler_kwargs`` go to ``nutpie.sample`` or
+        ``pm.sample`` (e.g. ``target_accept``). Settings too small to diagnose raise
+        ValueError (:func:`check_nuts_settings`) before anything is compiled or sampled.
         """
         check_nuts_settings(draws, tune, chains)
+        samplers.check_sampler(sampler)
         extra = dict(sampler_kwargs or {})
-        if sampler == "nutpie":
+        cores = min(chains, 2)
+        route = (samplers.choose_route(self, draws, tune, chains, cores) if sampler == "auto"
+                 else sampler)
+        if route == "nutpie":
             import nutpie
 
             if self._nutpie is None:
@@ -388,17 +450,22 @@ class Engine:
             compiled = self._nutpie.with_data(**data) if data else self._nutpie
             tree = nutpie.sample(
                 compiled, draws=draws, tune=tune, chains=chains, seed=random_seed,
-                progress_bar=progressbar, cores=min(chains, 2), **extra,
+                progress_bar=progressbar, cores=cores, **extra,
             )
-        elif sampler == "pymc":
-            pm.set_data(self._data, coords=self._coords, model=self.model)
+        elif route == "nutpie-c":
+            tree = samplers.sample_nutpie_callbacks(self, draws, tune, chains, random_seed,
+                                                    progressbar, extra)
+        elif route == "pymc":
+            self.set_pymc_data()
             tree = pm.sample(
                 draws=draws, tune=tune, chains=chains, random_seed=random_seed,
                 progressbar=progressbar, model=self.model, compute_convergence_checks=False,
                 cores=1, **extra,
             )
         else:
-            raise ValueError(f"sampler must be 'nutpie' or 'pymc', got {sampler!r}")
+            tree = samplers.sample_jax(self, route, draws, tune, chains, random_seed,
+                                       progressbar, extra)
+        self.last_sampler = route
         post = tree["posterior"].to_dataset()
         # nutpie keeps the coords it saw at compile time: relabel with the current ones.
         coords = {k: v for k, v in self._coords.items() if k in post.dims}

@@ -1,0 +1,176 @@
+"""NUTS back ends (nutpie numba / nutpie on C callbacks / PyMC's JAX samplers) and the
+on-disk engine cache.
+
+Every route must sample the same posterior: each is checked against the numba-compiled
+nutpie fit of the same model and data (posterior means within Monte Carlo error).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+from bayesjudge import BTSigma, MisclassificationModel, engine_cache, inference, samplers
+from bayesjudge.inference import ConvergenceWarning
+
+COUNTS = (300, 500, 40, 50, 35, 50)
+SMALL = {"method": "nuts", "draws": 500, "tune": 500, "chains": 2}
+NUTS = {"method": "nuts"}  # the defaults: 4 chains x (1000 tune + 1000 draws)
+
+
+def _agree(a, b, name="accuracy"):
+    """Posterior means of two fits within 5 Monte Carlo standard errors."""
+    da, db = (np.asarray(m.idata_.posterior[name]).ravel() for m in (a, b))
+    se = da.std() * np.sqrt(1 / a.diagnostics_["min_ess_bulk"] + 1 / b.diagnostics_["min_ess_bulk"])
+    assert abs(da.mean() - db.mean()) < 5 * se, (da.mean(), db.mean(), se)
+
+
+@pytest.fixture(scope="module")
+def auto_fit():
+    # a fresh engine: once numba has compiled a structure in this process, "auto" uses it
+    inference.clear_cache()
+    return MisclassificationModel(random_seed=2).fit_counts(*COUNTS, **NUTS)
+
+
+@pytest.fixture(scope="module")
+def numba_fit(auto_fit):
+    return MisclassificationModel(random_seed=1).fit_counts(*COUNTS, sampler="nutpie", **NUTS)
+
+
+def test_unknown_sampler_names_the_choices():
+    with pytest.raises(ValueError, match="sampler must be one of"):
+        MisclassificationModel().fit_counts(*COUNTS, sampler="stan", **SMALL)
+
+
+def test_auto_runs_nutpie_on_c_callbacks_for_a_small_model(auto_fit, numba_fit):
+    fit = auto_fit
+    assert fit.sampler_ == "nutpie-c" and numba_fit.sampler_ == "nutpie"
+    assert fit.diagnostics_["max_rhat"] < 1.01 and fit.diagnostics_["divergences"] == 0
+    for name in ("accuracy", "specificity", "sensitivity"):
+        _agree(fit, numba_fit, name)
+    # coords and dims come out as with the numba route
+    post = fit.idata_.posterior
+    assert set(numba_fit.idata_.posterior.data_vars) == set(post.data_vars)
+    assert post["accuracy"].dims == ("chain", "draw")
+
+
+class _StubEngine:
+    def __init__(self, seconds, compiled=False):
+        self._nutpie = object() if compiled else None
+        self.x0 = np.zeros(3)
+        self.seconds = seconds
+
+    @property
+    def _logp_dlogp_jac(self):
+        def fn(x):
+            if self.seconds:
+                end = time.perf_counter() + self.seconds
+                while time.perf_counter() < end:
+                    pass
+            return 0.0, x
+        return fn
+
+
+def test_route_follows_the_cost_of_a_gradient():
+    # cheap gradient: ~64,000 callbacks cost ~2 s, less than numba's compilation
+    assert samplers.choose_route(_StubEngine(0.0), 1000, 1000, 4, 2) == "nutpie-c"
+    # 1 ms per gradient: callbacks ~66 s serial vs 8 s + 32 s on two cores
+    assert samplers.choose_route(_StubEngine(1e-3), 1000, 1000, 4, 2) == "nutpie"
+    # once numba has compiled the structure in this process it is always used
+    assert samplers.choose_route(_StubEngine(0.0, compiled=True), 1000, 1000, 4, 2) == "nutpie"
+
+
+@pytest.mark.parametrize("sampler", ["numpyro", "blackjax"])
+def test_jax_samplers_on_cpu_sample_the_same_posterior(sampler, numba_fit):
+    pytest.importorskip(sampler)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = MisclassificationModel(random_seed=3).fit_counts(*COUNTS, sampler=sampler, **SMALL)
+    assert fit.sampler_ == sampler
+    _agree(fit, numba_fit)
+    assert fit.diagnostics_["max_rhat"] < 1.05
+    assert fit.predict().shape[0] >= 1
+
+
+def test_jax_sampler_refuses_a_model_without_a_jax_translation_clearly():
+    pytest.importorskip("numpyro")
+    ex = BTSigma.example_data()
+    with pytest.raises(NotImplementedError, match="cannot translate to JAX.*'auto'"):
+        BTSigma(random_seed=1).fit(*ex.fit_args, sampler="numpyro", **SMALL)
+
+
+# ------------------------------------------------------------------ engine disk cache
+
+
+@pytest.fixture
+def disk_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("BAYESJUDGE_CACHE_DIR", str(tmp_path))
+    inference.clear_cache()
+    yield tmp_path
+    inference.clear_cache()
+
+
+def _count_compiles(monkeypatch):
+    calls = []
+    original = inference.Engine._compile
+
+    def counting(self, role):
+        calls.append(role)
+        return original(self, role)
+
+    monkeypatch.setattr(inference.Engine, "_compile", counting)
+    return calls
+
+
+def test_a_fresh_engine_loads_its_functions_from_disk(disk_cache, monkeypatch):
+    calls = _count_compiles(monkeypatch)
+    first = MisclassificationModel(priors="flat").fit_counts(*COUNTS)
+    first.summarize()  # Laplace: the log density with the Jacobian too
+    assert sorted(calls) == ["constrain", "logp", "logp_jacobian"]
+    assert len(list(disk_cache.glob("*.pkl"))) == 3
+    inference.clear_cache()  # as a new process: nothing compiled in memory
+    calls.clear()
+    other = (30, 50, 45, 50, 30, 50)  # different data: the loaded functions must see them
+    loaded = MisclassificationModel(priors="flat").fit_counts(*other)
+    loaded_summary = loaded.summarize()
+    assert calls == []
+    monkeypatch.setenv("BAYESJUDGE_CACHE_DIR", "")  # off: compile from scratch
+    inference.clear_cache()
+    fresh = MisclassificationModel(priors="flat").fit_counts(*other)
+    assert sorted(calls) == ["constrain", "logp"]
+    for name in ("accuracy", "specificity", "sensitivity"):
+        np.testing.assert_allclose(loaded.map_[name], fresh.map_[name], rtol=1e-10)
+    np.testing.assert_allclose(loaded_summary["mean"], fresh.summarize()["mean"], atol=0.02)
+    # flat-prior MAP = the closed form (Rogan-Gladen) on the *new* counts
+    q0, q1, p = 30 / 50, 45 / 50, 30 / 50
+    np.testing.assert_allclose(loaded.map_["accuracy"], (p + q0 - 1) / (q0 + q1 - 1), rtol=1e-6)
+
+
+def test_unreadable_entry_is_recompiled_and_replaced(disk_cache, monkeypatch):
+    MisclassificationModel(priors="flat").fit_counts(*COUNTS)
+    for entry in disk_cache.glob("*.pkl"):
+        entry.write_bytes(b"not a pickle")
+    inference.clear_cache()
+    calls = _count_compiles(monkeypatch)
+    fit = MisclassificationModel(priors="flat").fit_counts(*COUNTS)
+    assert sorted(calls) == ["constrain", "logp"]
+    assert np.isfinite(fit.map_["accuracy"])
+
+
+def test_keys_that_print_an_address_are_never_cached():
+    assert engine_cache.entry_name(("M", object()), "logp") is None
+    assert engine_cache.entry_name(("M", (("priors", "None"),)), "logp").endswith(".pkl")
+    a = engine_cache.entry_name(("M", 1), "logp")
+    assert a != engine_cache.entry_name(("M", 2), "logp")
+    assert a != engine_cache.entry_name(("M", 1), "constrain")
+
+
+def test_cache_dir_can_be_switched_off(monkeypatch):
+    monkeypatch.setenv("BAYESJUDGE_CACHE_DIR", "0")
+    assert engine_cache.cache_dir() is None
+    monkeypatch.delenv("BAYESJUDGE_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
+    assert str(engine_cache.cache_dir()) == "/somewhere/bayesjudge"
