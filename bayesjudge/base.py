@@ -13,7 +13,6 @@ compile-once MAP and NUTS, the ArviZ ``DataTree``, summaries with explicit
 from __future__ import annotations
 
 import inspect
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -28,7 +27,12 @@ from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import check_ci_prob
 from bayesjudge.diagnostics import check_convergence
 from bayesjudge.inference import MAPResult, Sampler, get_engine
-from bayesjudge.persistence import ModelFileError, read_model_file, write_model_file
+from bayesjudge.persistence import (
+    ModelFileError,
+    read_model_file,
+    warn_if_other_version,
+    write_model_file,
+)
 from bayesjudge.priors import Prior, resolve_priors
 from bayesjudge.structures import ExampleData, FitData
 
@@ -143,11 +147,7 @@ class BayesianModel(ABC):
 
     @property
     def _sampler_defaults(self) -> dict[str, Any]:
-        """NUTS settings this configuration's geometry needs (e.g. a higher target_accept).
-
-        Measured, not guessed: override with the numbers in a comment. The
-        user's ``sampler_kwargs`` take precedence.
-        """
+        """NUTS settings this geometry needs (measured; ``sampler_kwargs`` take precedence)."""
         return {}
 
     def _map_starts(self, fd: FitData, engine) -> list[np.ndarray | None]:
@@ -241,14 +241,9 @@ class BayesianModel(ABC):
         draws, tune, chains : int
             NUTS settings (ignored by MAP).
         sampler : {"auto", "nutpie", "pymc", "numpyro", "blackjax"}
-            NUTS implementation (:mod:`bayesjudge.samplers`). ``"auto"`` runs nutpie,
-            on the compiled PyTensor functions for small models (no numba
-            compilation: a first fit in a fresh process takes seconds) and compiled by
-            numba for large ones; ``"nutpie"`` always compiles with numba (once per
-            model structure and process); ``"pymc"`` is PyMC's own NUTS;
-            ``"numpyro"`` / ``"blackjax"`` are PyMC's JAX samplers (the ``gpu``
-            extra; on a GPU when JAX has one). ``sampler_`` says which ran
-            (``"nutpie-c"``: nutpie on the PyTensor C functions).
+            NUTS implementation (:mod:`bayesjudge.samplers`); ``sampler_`` says
+            which ran. "auto": nutpie, on the C functions for small models and
+            numba-compiled for large ones; JAX samplers need the ``gpu`` extra.
         sampler_kwargs : dict, optional
             Passed to the sampler (e.g. ``{"target_accept": 0.95}``).
 
@@ -268,9 +263,7 @@ class BayesianModel(ABC):
         self._engine = engine
         self._idata = None
         self._post = self._stats = None  # posterior / sample_stats before idata_ is assembled
-        self.map_ = None
-        self.diagnostics_ = None
-        self.sampler_ = None
+        self.map_ = self.diagnostics_ = self.sampler_ = None
         if method == "map":
             # The Laplace covariance is computed on first use of idata_: a loop
             # over calibration splits that only predicts never pays for it.
@@ -440,17 +433,11 @@ class BayesianModel(ABC):
                                  f"{sorted(_REGISTRY)}.")
         if cls is not BayesianModel and target is not cls:
             raise TypeError(f"{path} holds a {name}, not a {cls.__name__}; use {name}.load.")
-        if meta["version"] != __version__:
-            warnings.warn(
-                f"{path} was saved by bayesjudge {meta['version']}, this is "
-                f"{__version__}; refit if predictions look different.",
-                UserWarning,
-                stacklevel=2,
-            )
+        warn_if_other_version(path, meta["version"], __version__)
         model = target(**meta["params"])
         model.method_ = meta["method"]
         model.map_ = {k: np.asarray(v) for k, v in meta["map"].items()} or None
-        model.diagnostics_ = None
+        model.diagnostics_ = model.sampler_ = None
         model._set_state(meta["state"])
         model._idata = tree
         return model

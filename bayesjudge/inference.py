@@ -31,7 +31,13 @@ import xarray as xr
 from pymc.pytensorf import join_nonshared_inputs
 
 from bayesjudge import engine_cache, hessian, optim, samplers
-from bayesjudge.samplers import Sampler
+from bayesjudge.samplers import (  # noqa: F401  (re-exported)
+    MIN_CHAINS,
+    MIN_DRAWS,
+    MIN_TUNE,
+    Sampler,
+    check_nuts_settings,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -41,67 +47,12 @@ ESS_MIN = 400
 _ENGINES: dict[Hashable, "Engine"] = {}
 _N_COMPILED = 0  # engines built by this process (compilations, not cache hits)
 
-# Smallest NUTS settings whose output can still be diagnosed (check_nuts_settings).
-# chains >= 2: ArviZ's rank-normalised split R-hat compares chains; with one chain it
-#   is NaN ("at least 2 posterior chains are needed"), so check_convergence could not
-#   flag a chain stuck in one mode and would stay silent.
-# draws >= 20: R-hat and bulk ESS are NaN below 4 draws per chain (the split halves
-#   need 2 draws each), and with fewer than ~10 draws per split half the ranks and
-#   autocorrelations they are built from are noise. 20 is a floor, not a target:
-#   below ESS_MIN / chains draws check_convergence still warns about the ESS.
-# tune >= 50: nutpie (nuts-rs) spends the first 30% of tuning in an early window and
-#   the last 15% adapting only the step size by dual averaging (t0 = 10, so its first
-#   ~10 updates are damped); with fewer than ~50 steps those windows hold a handful of
-#   iterations, step size and mass matrix stay essentially unadapted, and the draws
-#   are warm-up transients. tune = 0 panics inside nuts-rs.
-MIN_DRAWS = 20
-MIN_TUNE = 50
-MIN_CHAINS = 2
-
-
 class ConvergenceWarning(UserWarning):
     """NUTS diagnostics (R-hat, ESS, divergences) say the posterior is unreliable."""
 
 
 class FitError(RuntimeError):
     """The optimiser or sampler could not produce a usable fit."""
-
-
-def check_nuts_settings(draws, tune, chains) -> None:
-    """Raise ValueError unless NUTS with these settings can be diagnosed.
-
-    Parameters
-    ----------
-    draws, tune, chains : int
-        Draws kept per chain, tuning (warm-up) steps per chain and number of
-        chains; each must be an integer of at least ``MIN_DRAWS`` (20),
-        ``MIN_TUNE`` (50) and ``MIN_CHAINS`` (2) respectively. Why these minima
-        is explained where they are defined: fewer chains or draws leave R-hat and
-        ESS undefined (NaN, so no ConvergenceWarning could fire), fewer tuning
-        steps leave the sampler unadapted.
-
-    Raises
-    ------
-    ValueError
-        Naming the setting, the value given and the minimum.
-    """
-    for name, value, minimum, fix in (
-        ("draws", draws, MIN_DRAWS, "1000 (the default) for reported intervals"),
-        ("tune", tune, MIN_TUNE, "1000 (the default)"),
-        ("chains", chains, MIN_CHAINS, "4 (the default)"),
-    ):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise ValueError(
-                f"{name} must be an integer >= {minimum}, got {value!r} "
-                f"({type(value).__name__}). Fix: e.g. {name}={fix.split()[0]}."
-            )
-        if value < minimum:
-            raise ValueError(
-                f"{name}={value} is too small to diagnose NUTS: the minimum is {minimum} "
-                f"(R-hat needs >= {MIN_CHAINS} chains, R-hat/ESS >= {MIN_DRAWS} draws per "
-                f"chain, step-size and mass-matrix adaptation >= {MIN_TUNE} tuning steps). "
-                f"Fix: e.g. {name}={fix}."
-            )
 
 
 def get_engine(key: Hashable, build: Callable[[], pm.Model]) -> "Engine":
@@ -424,54 +375,9 @@ class Engine:
         progressbar: bool = False,
         sampler_kwargs: Mapping | None = None,
     ) -> xr.DataTree:
-        """Run NUTS on the current data; returns posterior and sample_stats.
-
-        ``sampler`` is one of :data:`bayesjudge.samplers.SAMPLERS` ("auto" picks the
-        faster nutpie route, :func:`bayesjudge.samplers.choose_route`); the route taken
-        is left in ``self.last_sampler``. ``sampler_kwargs`` go to ``nutpie.sample`` or
-        ``pm.sample`` (e.g. ``target_accept``). Settings too small to diagnose raise
-        ValueError (:func:`check_nuts_settings`) before anything is compiled or sampled.
-        """
-        check_nuts_settings(draws, tune, chains)
-        samplers.check_sampler(sampler)
-        extra = dict(sampler_kwargs or {})
-        cores = min(chains, 2)
-        route = (samplers.choose_route(self, draws, tune, chains, cores) if sampler == "auto"
-                 else sampler)
-        if route == "nutpie":
-            import nutpie
-
-            if self._nutpie is None:
-                self._nutpie = nutpie.compile_pymc_model(self.model)
-            # nutpie only knows the shared variables the graph uses.
-            # (shared_data is keyed by internal ids; shared_var_keys are the variables)
-            known = {var.name for var in self._nutpie.shared_var_keys}
-            data = {k: v for k, v in self._data.items() if k in known}
-            compiled = self._nutpie.with_data(**data) if data else self._nutpie
-            tree = nutpie.sample(
-                compiled, draws=draws, tune=tune, chains=chains, seed=random_seed,
-                progress_bar=progressbar, cores=cores, **extra,
-            )
-        elif route == "nutpie-c":
-            tree = samplers.sample_nutpie_callbacks(self, draws, tune, chains, random_seed,
-                                                    progressbar, extra)
-        elif route == "pymc":
-            self.set_pymc_data()
-            tree = pm.sample(
-                draws=draws, tune=tune, chains=chains, random_seed=random_seed,
-                progressbar=progressbar, model=self.model, compute_convergence_checks=False,
-                cores=1, **extra,
-            )
-        else:
-            tree = samplers.sample_jax(self, route, draws, tune, chains, random_seed,
-                                       progressbar, extra)
-        self.last_sampler = route
-        post = tree["posterior"].to_dataset()
-        # nutpie keeps the coords it saw at compile time: relabel with the current ones.
-        coords = {k: v for k, v in self._coords.items() if k in post.dims}
-        post = post.assign_coords(coords)
-        stats = tree["sample_stats"].to_dataset()
-        return xr.DataTree.from_dict({"posterior": post, "sample_stats": stats})
+        """Run NUTS on the current data (:func:`bayesjudge.samplers.run_nuts`)."""
+        return samplers.run_nuts(self, draws, tune, chains, random_seed, sampler, progressbar,
+                                 sampler_kwargs)
 
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)

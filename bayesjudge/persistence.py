@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-__all__ = ["ModelFileError", "read_model_file", "write_model_file"]
+__all__ = ["ModelFileError", "read_model_file", "warn_if_other_version", "write_model_file"]
 
 _PREFIX = "bayesjudge_"
 _FIELDS = ("class", "version", "params", "method", "map", "state")
@@ -106,3 +106,12 @@ def _json_default(obj):
     if hasattr(obj, "to_dict"):
         return obj.to_dict()
     raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+def warn_if_other_version(path, saved: str, current: str) -> None:
+    """UserWarning (blamed on the caller of ``load``) when a file is from another version."""
+    from bayesjudge.inference import warn_user
+
+    if saved != current:
+        warn_user(f"{path} was saved by bayesjudge {saved}, this is {current}; refit if "
+                  f"predictions look different.")

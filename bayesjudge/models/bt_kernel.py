@@ -34,6 +34,8 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
 
+from bayesjudge import samplers
+from bayesjudge.models import bt_kernel_jax
 from bayesjudge.models.vecmath import exp_nonpositive, jit, log1p_unit, log_positive
 
 __all__ = ["BTLoglik", "DavidsonLoglik", "bt_loglik", "davidson_loglik", "log1p_exp_kernel"]
@@ -218,6 +220,10 @@ def _numba_bt_loglik(op, node=None, **kwargs):
 @register_funcify_default_op_cache_key(DavidsonLoglik)
 def _numba_davidson_loglik(op, node=None, **kwargs):
     return _davidson_kernel_0d
+
+
+# PyMC's JAX samplers (GPU NUTS) get a jax.numpy body of both Ops (bt_kernel_jax).
+samplers.JAX_REGISTRATIONS.append(bt_kernel_jax.register)
 
 
 def bt_loglik(d, scale, pair, col, win, n):
