@@ -452,7 +452,10 @@ def test_refitting_splits_reuses_compiled_engine(davidson_map_flat, count_compil
         np.testing.assert_allclose(params, ref, atol=PARITY_TOL, rtol=0)
 
 
-def test_nutpie_compiles_once_for_two_datasets(davidson_nuts, monkeypatch):
+@pytest.mark.parametrize("sampler", ["nutpie", "auto"])
+def test_nutpie_compiles_once_for_two_datasets(davidson_nuts, monkeypatch, sampler):
+    # "nutpie": numba compiles once for both data sets; "auto": this small model runs on
+    # the engine's C functions, nothing is compiled for nutpie, the data swap still holds
     import nutpie
 
     from bayesjudge import inference
@@ -470,9 +473,10 @@ def test_nutpie_compiles_once_for_two_datasets(davidson_nuts, monkeypatch):
     n_engines = len(inference._ENGINES)
     data_a = simulate_davidson_votes(300, 8, beta=1.0, eta0=-0.5, random_seed=21)
     data_b = simulate_davidson_votes(250, 12, beta=3.0, eta0=0.5, random_seed=22)
-    fit_a = fit_quietly(DavidsonAggregator(random_seed=3), *data_a, **NUTS_SMALL)
-    fit_b = fit_quietly(DavidsonAggregator(random_seed=4), *data_b, **NUTS_SMALL)
-    assert len(calls) == 1
+    fit_a = fit_quietly(DavidsonAggregator(random_seed=3), *data_a, sampler=sampler, **NUTS_SMALL)
+    fit_b = fit_quietly(DavidsonAggregator(random_seed=4), *data_b, sampler=sampler, **NUTS_SMALL)
+    assert len(calls) == (1 if sampler == "nutpie" else 0)
+    assert fit_a.sampler_ == fit_b.sampler_ == ("nutpie" if sampler == "nutpie" else "nutpie-c")
     assert len(inference._ENGINES) == n_engines
     assert fit_a._engine is fit_b._engine is engine
     # each posterior belongs to its own data (nutpie saw the swapped data)
