@@ -51,7 +51,7 @@ def _fit_temperature(task, data):
 def dask_client():
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
         silence_logs=40,
     )
     client = distributed.Client(cluster)
