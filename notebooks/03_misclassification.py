@@ -416,7 +416,7 @@ with warnings.catch_warnings(record=True) as caught:  # shown as plain notes bel
     warnings.simplefilter("always")
     study = pandalm_misclassification_study(
         n_splits=N_SPLITS, hierarchical_splits=N_HIER, draws=DRAWS, tune=TUNE, chains=CHAINS,
-        random_seed=SEED, data=panda,
+        random_seed=SEED, data=panda, progressbar=False,
     )
 for w in caught:
     print(f"note: {w.message}")

@@ -5,9 +5,14 @@
   for Thinking LLM-as-a-Judge", arXiv:2512.03019, Section 5
   (:mod:`~bayesjudge.experiments.calibration`);
 * paired permutation tests and top clusters (:mod:`~bayesjudge.experiments.significance`);
-* the PandaLM misclassification study after Lee, Zeng, Jeong, Sohn & Lee (2025), "How
-  to Correctly Report LLM-as-a-Judge Evaluations", arXiv:2511.21140, Section 8.2
-  (:mod:`~bayesjudge.experiments.pandalm_misclassification`).
+* the misclassification study after Lee, Zeng, Jeong, Sohn & Lee (2025), "How to
+  Correctly Report LLM-as-a-Judge Evaluations", arXiv:2511.21140, Section 8.2, on any
+  table ``system, item, judge_label, human_label`` [``judge``]
+  (:mod:`~bayesjudge.experiments.misclassification_study`; PandaLM is one data set:
+  :mod:`~bayesjudge.experiments.pandalm_misclassification`).
+
+Every study runs its tasks through :func:`~bayesjudge.experiments.runner.run_tasks`:
+``executor=None`` (in-process), ``"joblib"`` or a ``dask.distributed.Client``.
 """
 
 from bayesjudge.experiments.calibration import (
@@ -19,10 +24,16 @@ from bayesjudge.experiments.calibration import (
     rounded_median_from_counts,
     split_protocol,
 )
+from bayesjudge.experiments.misclassification_study import (
+    MisclassificationStudy,
+    misclassification_study,
+)
 from bayesjudge.experiments.pandalm_misclassification import (
     PandaLMMisclassificationStudy,
     pandalm_misclassification_study,
+    pandalm_misclassification_table,
 )
+from bayesjudge.experiments.runner import run_tasks, task_seeds
 from bayesjudge.experiments.significance import (
     PermutationTestResult,
     TopClusterResult,
@@ -32,6 +43,7 @@ from bayesjudge.experiments.significance import (
 
 __all__ = [
     "BUILTIN_METHODS",
+    "MisclassificationStudy",
     "PandaLMMisclassificationStudy",
     "PermutationTestResult",
     "Split",
@@ -39,9 +51,13 @@ __all__ = [
     "TopClusterResult",
     "calibration_splits",
     "leave_one_rater_out",
+    "misclassification_study",
     "paired_permutation_test",
     "pandalm_misclassification_study",
+    "pandalm_misclassification_table",
     "rounded_median_from_counts",
+    "run_tasks",
     "split_protocol",
+    "task_seeds",
     "top_cluster",
 ]

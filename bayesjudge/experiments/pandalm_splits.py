@@ -1,11 +1,14 @@
-"""PandaLM data for the misclassification study: truth, calibration splits, counts.
+"""PandaLM data for the misclassification study: binary judgments and their truth.
 
 The data side of
 :func:`~bayesjudge.experiments.pandalm_misclassification.pandalm_misclassification_study`,
 which runs the Section 8.2 protocol of Lee, Zeng, Jeong, Sohn & Lee (2025), "How
 to Correctly Report LLM-as-a-Judge Evaluations", arXiv:2511.21140, on the PandaLM
-test set: the human-majority truth of each system, random item-level calibration
-splits, and the six misclassification counts of every (split, system).
+test set: the binarised judgments of each judge and the human-majority truth of each
+system. The splits and counts are generic
+(:func:`~bayesjudge.experiments.misclassification_study.calibration_masks`,
+:func:`~bayesjudge.experiments.misclassification_study.split_counts`); their old
+names stay importable from here.
 """
 
 from __future__ import annotations
@@ -14,13 +17,14 @@ import warnings
 from collections.abc import Sequence
 from typing import Literal
 
-import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
 
-from bayesjudge.data import DataValidationError
 from bayesjudge.datasets import PANDALM_JUDGES, load_pandalm, pandalm_judgments
-from bayesjudge.experiments.splits import Seed
+from bayesjudge.experiments.misclassification_study import (
+    COUNTS,
+    calibration_masks,
+    split_counts,
+)
 
 __all__ = [
     "COUNTS",
@@ -32,9 +36,6 @@ __all__ = [
 ]
 
 Judge = Literal["gpt35", "pandalm7b"]
-
-#: The six misclassification counts, in the order of the estimators' arguments.
-COUNTS = ("judged_pos", "n", "tp", "m1", "tn", "m0")
 
 
 def study_judgments(judge: str, data: pd.DataFrame) -> pd.DataFrame:
@@ -99,71 +100,6 @@ def pandalm_win_rate_truth(
     return pd.DataFrame(rows)
 
 
-def pandalm_calibration_masks(
-    n_items: int, n_splits: int, calibration_fraction: float = 0.1, random_seed: Seed = None
-) -> NDArray[np.bool_]:
-    """Random calibration sets: ``mask[r, i]`` is True when item ``i`` calibrates split ``r``.
-
-    Every split labels exactly ``round(calibration_fraction * n_items)`` items, drawn
-    without replacement, independently across splits.
-    """
-    if not 0 < calibration_fraction < 1:
-        raise DataValidationError(
-            f"calibration_fraction must lie in (0, 1), got {calibration_fraction!r}. Fix: e.g. 0.1."
-        )
-    if int(n_splits) != n_splits or n_splits < 1:
-        raise DataValidationError(
-            f"n_splits must be a positive integer, got {n_splits!r}. Fix: e.g. 100."
-        )
-    n_cal = int(np.floor(calibration_fraction * n_items + 0.5))
-    if not 1 <= n_cal < n_items:
-        raise DataValidationError(
-            f"calibration_fraction={calibration_fraction} of {n_items} items leaves {n_cal} "
-            f"calibration and {n_items - n_cal} test items; both need at least one."
-        )
-    rng = np.random.default_rng(random_seed)
-    order = np.argsort(rng.random((int(n_splits), n_items)), axis=1)
-    mask = np.zeros((int(n_splits), n_items), dtype=bool)
-    np.put_along_axis(mask, order[:, :n_cal], True, axis=1)
-    return mask
-
-
-def pandalm_split_counts(
-    judgments: pd.DataFrame, items: NDArray, masks: NDArray[np.bool_]
-) -> tuple[list[str], dict[str, NDArray[np.int64]]]:
-    """The six misclassification counts of every (split, system), shape (n_splits, n_systems).
-
-    Parameters
-    ----------
-    judgments : pandas.DataFrame
-        ``system``, ``item``, ``judge_label``, ``human_label`` (as from
-        :func:`~bayesjudge.datasets.pandalm_judgments`).
-    items : array
-        Item ids indexing the columns of ``masks``.
-    masks : ndarray of bool, shape (n_splits, len(items))
-        Calibration membership per split (:func:`pandalm_calibration_masks`).
-
-    Returns
-    -------
-    systems, counts
-        Sorted system names and a dict ``judged_pos``, ``n`` (test rows), ``tp``,
-        ``m1``, ``tn``, ``m0`` (calibration rows) of int64 arrays.
-    """
-    position = pd.Index(items)
-    systems = sorted(judgments["system"].unique())
-    out = {k: np.empty((masks.shape[0], len(systems)), dtype=np.int64) for k in COUNTS}
-    for k, system in enumerate(systems):
-        g = judgments[judgments["system"] == system]
-        cols = position.get_indexer(g["item"])
-        if (cols < 0).any():
-            raise DataValidationError(f"judgments of {system} hold items missing from items.")
-        cal = masks[:, cols].astype(np.int64)  # (splits, rows of this system)
-        z, zh = g["human_label"].to_numpy(np.int64), g["judge_label"].to_numpy(np.int64)
-        test = 1 - cal
-        out["n"][:, k] = test.sum(axis=1)
-        out["judged_pos"][:, k] = test @ zh
-        out["m1"][:, k] = cal @ z
-        out["m0"][:, k] = cal @ (1 - z)
-        out["tp"][:, k] = cal @ (z * zh)
-        out["tn"][:, k] = cal @ ((1 - z) * (1 - zh))
-    return systems, out
+#: Old names of the generic split functions (the study now runs on any table).
+pandalm_calibration_masks = calibration_masks
+pandalm_split_counts = split_counts
