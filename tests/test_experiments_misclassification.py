@@ -22,6 +22,7 @@ from bayesjudge.experiments.misclassification import (
     distribution_shift_study,
     misclassification_monte_carlo,
 )
+from bayesjudge.experiments.misclassification_tasks import monte_carlo_chunk, replication_chunks
 from bayesjudge.models import misclassification_posterior
 
 Q0, Q1 = 0.7, 0.9
@@ -283,3 +284,73 @@ def test_distribution_shift_biases_match_closed_forms():
     shifted = df[df.theta_q == 0.25].set_index("estimator").bias
     assert abs(shifted["conditional_calibration"]) > 0.1 and abs(shifted["difference"]) > 0.05
     assert df.shift_ratio.tolist()[::5] == pytest.approx([0.5, 1.0, 1.5])
+
+
+# --------------------------------------------------------------------------- executors
+
+
+def test_chunks_are_fixed_by_n_rep_and_carry_their_own_seeds():
+    tasks = replication_chunks(2, 6000, 5)
+    # theta-major, 2,500 replications per chunk, the remainder last; seeds distinct
+    assert [(k, size) for k, size, _ in tasks] == [(0, 2500), (0, 2500), (0, 1000),
+                                                    (1, 2500), (1, 2500), (1, 1000)]
+    assert len({seed for *_, seed in tasks}) == 6
+    assert replication_chunks(2, 6000, 5) == tasks
+    assert replication_chunks(1, 10, 5) == [(0, 10, tasks[0][2])]
+
+
+def test_a_chunk_is_simulated_from_its_own_seed_only():
+    # one chunk's test set is Bin(n, p) drawn first from default_rng(seed): an independent
+    # rebuild of the naive estimate and its Wald limits from that seed
+    shared = dict(thetas=np.array([0.3]), q0=Q0, q1=Q1, n=1000, m=200, m_pilot=10, alpha=0.05,
+                  allocations=("equal",), bayes=False, n_draws=100, priors=None)
+    out = monte_carlo_chunk((0, 50, 123), **shared)
+    p = 0.3 * Q1 + 0.7 * (1 - Q0)
+    x = np.random.default_rng(123).binomial(1000, p, size=50)
+    p_hat = x / 1000
+    half = 1.959963984540054 * np.sqrt(p_hat * (1 - p_hat) / 1000)
+    est, lower, upper = out["naive"]
+    np.testing.assert_allclose(est, p_hat)
+    np.testing.assert_allclose(lower, np.clip(p_hat - half, 0, 1), atol=1e-12)
+    np.testing.assert_allclose(upper, np.clip(p_hat + half, 0, 1), atol=1e-12)
+    again = monte_carlo_chunk((0, 50, 123), **shared)
+    np.testing.assert_array_equal(again["allocations"]["equal"]["methods"]["lang_reiczigel"][0],
+                                  out["allocations"]["equal"]["methods"]["lang_reiczigel"][0])
+
+
+MC_SMALL = dict(thetas=[0.2, 0.8], n_rep=6000, n_draws=100, random_seed=11)
+SHIFT_SMALL = dict(theta_q=[0.3, 0.6], n_rep=6000, random_seed=12)
+
+
+@pytest.fixture(scope="module")
+def in_process():
+    return (misclassification_monte_carlo(**MC_SMALL),
+            distribution_shift_study(**SHIFT_SMALL))
+
+
+def test_studies_equal_in_process_and_joblib(in_process, capsys):
+    mc = misclassification_monte_carlo(**MC_SMALL, executor="joblib", progressbar=True)
+    assert "6/6" in capsys.readouterr().err  # tasks done / total: 2 thetas x 3 chunks
+    pd.testing.assert_frame_equal(mc, in_process[0])
+    shift = distribution_shift_study(**SHIFT_SMALL, executor="joblib")
+    pd.testing.assert_frame_equal(shift, in_process[1])
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_studies_do_not_depend_on_the_number_of_workers(in_process, n_jobs):
+    joblib = pytest.importorskip("joblib")
+    parallel = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+    pd.testing.assert_frame_equal(
+        misclassification_monte_carlo(**MC_SMALL, executor=parallel), in_process[0])
+    pd.testing.assert_frame_equal(
+        distribution_shift_study(**SHIFT_SMALL, executor=parallel), in_process[1])
+
+
+@pytest.mark.parametrize("bad", ["threads", 4])
+def test_studies_reject_an_unknown_executor_before_simulating(bad):
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"executor must be None .*got"):
+        misclassification_monte_carlo(n_rep=10_000_000, executor=bad)
+    with pytest.raises(ValueError, match=r"executor must be None .*got"):
+        distribution_shift_study(n_rep=10_000_000, executor=bad)
+    assert time.perf_counter() - start < 1  # nothing was simulated

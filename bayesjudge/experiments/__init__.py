@@ -24,6 +24,11 @@ from bayesjudge.experiments.calibration import (
     rounded_median_from_counts,
     split_protocol,
 )
+from bayesjudge.experiments.jury_study import JuryStudy, jury_simulation_study
+from bayesjudge.experiments.misclassification import (
+    distribution_shift_study,
+    misclassification_monte_carlo,
+)
 from bayesjudge.experiments.misclassification_study import (
     MisclassificationStudy,
     misclassification_study,
@@ -43,6 +48,7 @@ from bayesjudge.experiments.significance import (
 
 __all__ = [
     "BUILTIN_METHODS",
+    "JuryStudy",
     "MisclassificationStudy",
     "PandaLMMisclassificationStudy",
     "PermutationTestResult",
@@ -50,7 +56,10 @@ __all__ = [
     "SplitProtocolResult",
     "TopClusterResult",
     "calibration_splits",
+    "distribution_shift_study",
+    "jury_simulation_study",
     "leave_one_rater_out",
+    "misclassification_monte_carlo",
     "misclassification_study",
     "paired_permutation_test",
     "pandalm_misclassification_study",

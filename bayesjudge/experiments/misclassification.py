@@ -10,8 +10,11 @@ adds the Bayesian answer to the same model: the exact, vectorised importance
 sampler :func:`~bayesjudge.models.misclassification_posterior.bayes_posterior_theta`
 (re-exported here with :class:`PosteriorSummary`), whose credible-interval
 coverage is reported next to the frequentist intervals. Every replication is an
-array element; only the short grids of theta values and chunks of replications
-are looped over. One ``random_seed`` (int or numpy Generator) drives everything.
+array element; the work is cut into tasks of one theta value and a chunk of
+replications (:mod:`~bayesjudge.experiments.misclassification_tasks`), run in-process,
+in local processes or on a Dask cluster (:func:`~bayesjudge.experiments.runner.run_tasks`).
+One ``random_seed`` (int or numpy Generator) gives every task its own seed, so the
+numbers do not depend on the executor.
 """
 
 from __future__ import annotations
@@ -24,15 +27,13 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from bayesjudge.data import DataValidationError
-from bayesjudge.estimators import (
-    allocate_calibration,
-    as_counts,
-    check_alpha,
-    conditional_calibration_rates,
-    lang_reiczigel_rates,
-    rogan_gladen_rates,
-    wald_interval,
+from bayesjudge.estimators import as_counts, check_alpha
+from bayesjudge.experiments.misclassification_tasks import (
+    monte_carlo_chunk,
+    replication_chunks,
+    shift_chunk,
 )
+from bayesjudge.experiments.runner import Executor, executor_name, run_tasks
 from bayesjudge.experiments.splits import Seed
 from bayesjudge.models.misclassification_posterior import (  # noqa: F401  (re-exported)
     PosteriorSummary,
@@ -77,6 +78,11 @@ def _coverage_rows(
     }
 
 
+def _join(parts: list[tuple]) -> tuple:
+    """Concatenate (estimate, lower, upper) triples of consecutive chunks."""
+    return tuple(np.concatenate(arrays) for arrays in zip(*parts))
+
+
 def misclassification_monte_carlo(
     *,
     q0: float = 0.7,
@@ -92,6 +98,8 @@ def misclassification_monte_carlo(
     n_draws: int = 500,
     priors: Mapping[str, Prior] | None = None,
     random_seed: Seed = None,
+    executor: Executor = None,
+    progressbar: bool = False,
 ) -> pd.DataFrame:
     r"""Monte Carlo study of Section 8.1 (Figure 6), plus the Bayesian posterior.
 
@@ -126,7 +134,13 @@ def misclassification_monte_carlo(
         Beta priors of the posterior by parameter name (``"accuracy"``, ``"specificity"``,
         ``"sensitivity"``), as in :func:`bayes_posterior_theta`; uniform by default.
     random_seed : int or numpy.random.Generator, optional
-        Seed or generator for all simulation and sampling.
+        Seed or generator for all simulation and sampling: each task (one theta, a chunk
+        of at most 2,500 replications) gets its own child seed.
+    executor : None, "joblib", joblib.Parallel, "dask" or dask.distributed.Client
+        Where the tasks run (:func:`~bayesjudge.experiments.runner.run_tasks`); the output
+        is the same for every executor.
+    progressbar : bool, default False
+        Show tasks done / total.
 
     Returns
     -------
@@ -157,44 +171,27 @@ def misclassification_monte_carlo(
     check_alpha(alpha)
     if bayes:
         beta_parameters(priors)  # fail before the simulation, not after it
-    rng = np.random.default_rng(random_seed)
-    shape = (len(thetas), int(n_rep))
-    th = thetas[:, None]
-    x = rng.binomial(n, th * q1 + (1 - th) * (1 - q0), size=shape).astype(np.float64)
-    p_hat = x / n
-    wald = wald_interval(x, n, alpha=alpha)
-    naive = (p_hat, wald.lower, wald.upper)
+    executor_name(executor)  # a bad executor fails before any work
+    shared = dict(thetas=thetas, q0=q0, q1=q1, n=n, m=m, m_pilot=m_pilot, alpha=alpha,
+                  allocations=tuple(allocations), bayes=bayes, n_draws=n_draws, priors=priors)
+    tasks = replication_chunks(len(thetas), int(n_rep), random_seed)
+    chunks = run_tasks(monte_carlo_chunk, tasks, shared=shared, executor=executor,
+                       progressbar=progressbar, desc="Monte Carlo chunks")
 
     rows = []
     for allocation in allocations:
-        if allocation == "equal":
-            m1 = np.full(shape, m // 2)
-            m0 = m - m1
-            tn = rng.binomial(m0, q0)
-            tp = rng.binomial(m1, q1)
-        else:
-            tn_pilot = rng.binomial(m_pilot, q0, size=shape)
-            tp_pilot = rng.binomial(m_pilot, q1, size=shape)
-            m0, m1 = allocate_calibration(m, p_hat, tn_pilot / m_pilot, tp_pilot / m_pilot, m_pilot)
-            # Algorithm 1 keeps the pilot items: only the remainder of each class is new.
-            tn = tn_pilot + rng.binomial(m0 - m_pilot, q0)
-            tp = tp_pilot + rng.binomial(m1 - m_pilot, q1)
-        m0, m1, tn, tp = (np.asarray(v, dtype=np.float64) for v in (m0, m1, tn, tp))
-        # estimate: clipped eq. (5), NaN where q0_hat + q1_hat <= 1; limits NaN where eq. (7)
-        # leaves the smoothed q0~ + q1~ <= 1
-        lr = lang_reiczigel_rates(p_hat, tn / m0, tp / m1, n, m0, m1, alpha=alpha)
-        methods = {"naive_wald": naive, "lang_reiczigel": (lr.estimate, lr.lower, lr.upper)}
-        if bayes:
-            post = bayes_posterior_theta(
-                x, n, tp, m1, tn, m0, priors=priors, n_draws=n_draws, ci_prob=1 - alpha, rng=rng
-            )
-            methods["bayes_equal_tailed"] = (post.mean, post.lower, post.upper)
-            methods["bayes_hpd"] = (post.mean, post.hpd_lower, post.hpd_upper)
         for k, theta in enumerate(thetas):
+            mine = [c for (j, _, _), c in zip(tasks, chunks) if j == k]
+            parts = [c["allocations"][allocation] for c in mine]
+            methods = {"naive_wald": _join([c["naive"] for c in mine])}
+            methods.update({name: _join([p["methods"][name] for p in parts])
+                            for name in parts[0]["methods"]})
+            m0 = np.concatenate([p["m0"] for p in parts])
+            m1 = np.concatenate([p["m1"] for p in parts])
             for method, (est, lower, upper) in methods.items():
                 keys = {"theta": theta, "allocation": allocation, "method": method}
-                row = _coverage_rows(theta, est[k], lower[k], upper[k], **keys)
-                rows.append({**row, "mean_m0": m0[k].mean(), "mean_m1": m1[k].mean()})
+                row = _coverage_rows(theta, est, lower, upper, **keys)
+                rows.append({**row, "mean_m0": m0.mean(), "mean_m1": m1.mean()})
     return pd.DataFrame(rows)
 
 
@@ -211,6 +208,8 @@ def distribution_shift_study(
     m: int = 200,
     n_rep: int = 10_000,
     random_seed: Seed = None,
+    executor: Executor = None,
+    progressbar: bool = False,
 ) -> pd.DataFrame:
     r"""Label-shift study of Section 7 (Figure 5, Appendix D) with the Table 1 estimators.
 
@@ -233,6 +232,11 @@ def distribution_shift_study(
     n_rep : int, default 10000
         Replications per :math:`\theta_Q`.
     random_seed : int or numpy.random.Generator, optional
+        One child seed per task (one theta_Q, a chunk of at most 2,500 replications).
+    executor : None, "joblib", joblib.Parallel, "dask" or dask.distributed.Client
+        Where the tasks run; the output is the same for every executor.
+    progressbar : bool, default False
+        Show tasks done / total.
 
     Returns
     -------
@@ -254,22 +258,13 @@ def distribution_shift_study(
         )
     _check_n_rep(n_rep)
     as_counts(n=n, m=m)
-    rng = np.random.default_rng(random_seed)
-    shape = (len(theta_q), int(n_rep))
-    p_hat = rng.binomial(n, theta_p * q1 + (1 - theta_p) * (1 - q0), size=shape) / n
-    m1 = rng.binomial(m, theta_q[:, None], size=shape).astype(np.float64)
-    m0 = m - m1
-    tp = rng.binomial(m1.astype(np.int64), q1).astype(np.float64)
-    tn = rng.binomial(m0.astype(np.int64), q0).astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q0_hat, q1_hat = tn / m0, tp / m1
-        estimates = {
-            "naive": p_hat,
-            "calibration_only": m1 / m,
-            "difference": p_hat + ((m1 - tp) - (m0 - tn)) / m,
-            "conditional_calibration": conditional_calibration_rates(p_hat, q0_hat, q1_hat, m0, m1),
-            "misclassification_adjusted": rogan_gladen_rates(p_hat, q0_hat, q1_hat),
-        }
+    executor_name(executor)  # a bad executor fails before any work
+    tasks = replication_chunks(len(theta_q), int(n_rep), random_seed)
+    chunks = run_tasks(shift_chunk, tasks, shared=dict(theta_p=theta_p, theta_q=theta_q, q0=q0,
+                                                      q1=q1, n=n, m=m),
+                       executor=executor, progressbar=progressbar, desc="label-shift chunks")
+    estimates = {name: [np.concatenate([c[name] for (j, _, _), c in zip(tasks, chunks) if j == k])
+                        for k in range(len(theta_q))] for name in chunks[0]}
     rows = []
     for k, tq in enumerate(theta_q):
         for name, est in estimates.items():
