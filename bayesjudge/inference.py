@@ -365,19 +365,9 @@ class Engine:
         pm.set_data(self._data, coords=self._coords, model=self.model)
         self._sync_cached()
 
-    def sample(
-        self,
-        draws: int,
-        tune: int,
-        chains: int,
-        random_seed: int | None,
-        sampler: Sampler = "auto",
-        progressbar: bool = False,
-        sampler_kwargs: Mapping | None = None,
-    ) -> xr.DataTree:
-        """Run NUTS on the current data (:func:`bayesjudge.samplers.run_nuts`)."""
-        return samplers.run_nuts(self, draws, tune, chains, random_seed, sampler, progressbar,
-                                 sampler_kwargs)
+    def sample(self, *args, **kwargs) -> xr.DataTree:
+        """NUTS on the current data: :func:`bayesjudge.samplers.run_nuts` (same arguments)."""
+        return samplers.run_nuts(self, *args, **kwargs)
 
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
