@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,7 @@ from bayesjudge.data import (
     require_frame,
     validate_votes,
 )
+from bayesjudge.experiments.runner import Executor
 from bayesjudge.experiments.split_runner import OnFailure, run_splits, warn_failures
 from bayesjudge.experiments.splits import Seed, check_positive_int
 
@@ -45,7 +46,7 @@ def leave_one_rater_out(
     min_other_raters: int = 1,
     on_failure: OnFailure = "resample",
     max_resamples: int = 10,
-    executor: Literal["joblib"] | Any | None = None,
+    executor: Executor = None,
 ) -> pd.DataFrame:
     """Per-rater leave-one-out comparison of a human and the calibrated judge (Table 5).
 

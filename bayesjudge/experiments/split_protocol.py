@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,6 +33,7 @@ from bayesjudge.data import (
     validate_labels,
     validate_votes,
 )
+from bayesjudge.experiments.runner import Executor
 from bayesjudge.experiments.significance import top_cluster
 from bayesjudge.experiments.split_result import SplitProtocolResult
 from bayesjudge.experiments.split_runner import OnFailure, SplitRun, run_splits, warn_failures
@@ -72,7 +73,7 @@ def split_protocol(
     max_resamples: int = 10,
     n_resamples: int = 100,
     tau: float = 0.05,
-    executor: Literal["joblib"] | Any | None = None,
+    executor: Executor = None,
 ) -> SplitProtocolResult:
     """Score the calibrated Davidson aggregator and the baselines over random splits.
 
@@ -120,11 +121,12 @@ def split_protocol(
         Permutation resamples per split for the top clusters (paper: 100).
     tau : float, default 0.05
         Significance threshold of the top clusters (paper: 0.05).
-    executor : None, "joblib" or a ``joblib.Parallel``
-        None runs in-process. ``"joblib"`` runs chunks of splits in
-        ``joblib.Parallel(n_jobs=-1)`` (each worker process compiles the model
-        once, ~3 s); pass a configured ``joblib.Parallel`` to choose ``n_jobs`` or
-        a backend (e.g. Dask via ``joblib.parallel_config(backend="dask")``).
+    executor : None, "joblib", joblib.Parallel, "dask" or dask.distributed.Client
+        Where the splits are fitted (:mod:`bayesjudge.experiments.runner`): None
+        in-process; ``"joblib"`` in local worker processes (or a configured
+        ``joblib.Parallel``); a Dask ``Client`` (``"dask"``: the current one) on the
+        workers of a local or remote cluster. Each worker compiles the model once;
+        the result is the same whatever the executor (the splits are drawn here).
         Davidson MAP fits take ~2 ms, so in-process is fastest for one data set.
 
     Returns
