@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 __all__ = ["Executor", "executor_name", "run_tasks", "task_seeds"]
 
