@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import norm
+from scipy.special import ndtri  # the normal quantile (scipy.stats costs ~1 s to import)
 
 from bayesjudge.data import DataValidationError, check_ci_prob
 
@@ -313,7 +313,7 @@ def z_quantile(alpha: float) -> float:
     1.96
     """
     check_alpha(alpha)
-    return float(norm.ppf(1 - alpha / 2))
+    return float(ndtri(1 - alpha / 2))
 
 
 def as_output(x: NDArray) -> Float:

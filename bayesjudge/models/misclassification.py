@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
-from scipy.stats import binom
 
 from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData
 from bayesjudge.data import (
@@ -128,6 +127,8 @@ def binomial_loglik(
     """
     theta, q0, q1 = (np.asarray(params[k], dtype=float) for k in PROBABILITIES)
     prob = np.stack([judged_rate(theta, q0, q1), q0, q1], axis=-1)
+    from scipy.stats import binom  # imported here: scipy.stats costs ~1 s at import
+
     return binom.logpmf(successes, trials, prob)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
+from scipy import optimize, special  # not scipy.stats: ~1 s to import
 
 from bayesjudge.base import CI_PROB
 from bayesjudge.data import check_ci_prob
@@ -107,7 +107,7 @@ def alignment_error(
     centres = mse - floor_draws
     q = ((1 - ci_prob) / 2, (1 + ci_prob) / 2)
     if centres.size == 1 or not np.isfinite(se):
-        lo, hi = (float(stats.norm.ppf(x, centres.mean(), se)) for x in q)
+        lo, hi = (float(centres.mean() + se * special.ndtri(x)) for x in q)
     else:
         lo, hi = (_normal_mixture_quantile(centres, se, x) for x in q)
     return pd.Series({"alignment_error": float(centres.mean()), "alignment_error_lower": lo,
@@ -154,5 +154,5 @@ def _normal_mixture_quantile(means: np.ndarray, sd: float, prob: float) -> float
     sd = max(sd, 1e-300)
     lo = float(np.min(means)) - 10 * sd - 1e-12
     hi = float(np.max(means)) + 10 * sd + 1e-12
-    return float(optimize.brentq(lambda x: stats.norm.cdf(x, means, sd).mean() - prob,
+    return float(optimize.brentq(lambda x: special.ndtr((x - means) / sd).mean() - prob,
                                  lo, hi, xtol=1e-14))

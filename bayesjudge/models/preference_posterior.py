@@ -15,7 +15,7 @@ mixtures of these Betas, evaluated per distinct count pattern.
 from __future__ import annotations
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 __all__ = [
     "beta_mixture_quantiles",
@@ -79,6 +79,8 @@ def beta_mixture_quantiles(
     """
     a, b = np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float))
     if a.shape[-1] == 1:
+        from scipy import stats  # imported here: scipy.stats costs ~1 s at import
+
         with np.errstate(invalid="ignore"):
             q = np.stack([stats.beta.ppf(p, a[..., 0], b[..., 0]) for p in probs])
         q = np.where(a[..., 0] == 0, 0.0, q)
