@@ -28,12 +28,11 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -m "not slow" -q
 
 # Peers timed against bayesjudge (evalica, choix, crowd-kit) live in the bench extra only.
+# run_all.py runs every benchmarks/bench_*.py and prints one table (benchmarks/TABLE.md);
+# ~25 min on 2 cores. `$(PY) benchmarks/run_all.py --quick` is a < 3 min smoke test.
 benchmark: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
-	$(PY) benchmarks/bench_davidson_map.py
-	$(PY) benchmarks/bench_predict_memory.py
-	$(PY) benchmarks/bench_preference.py
-	$(PY) benchmarks/bench_bradley_terry.py
+	$(PY) benchmarks/run_all.py
 
 # Rebuild notebooks/*.ipynb from their jupytext sources (notebooks/*.py) and execute
 # them at full size, storing outputs and figures (tools/execute_notebooks --fast: quick).

@@ -19,6 +19,7 @@ draws x items x 3 x 8 bytes = 4000 x 10^6 x 24 B = 96 GB at a million items.
 Run from the repository root:
 
     python benchmarks/bench_predict_memory.py [--items 1000000] [--votes 8]
+        [--json benchmarks/results.json]   # also append the rows of the benchmark table
 """
 
 from __future__ import annotations
@@ -158,6 +159,8 @@ def main(argv=None) -> None:
     parser.add_argument("--limit-gb", type=float, default=2.0)
     parser.add_argument("--formats", nargs="+", choices=["counts", "long"],
                         default=["counts", "long"], help="votes table forms to measure")
+    parser.add_argument("--json", metavar="PATH",
+                        help="append this run's rows to the benchmark table's JSON file")
     parser.add_argument("--worker", choices=["new", "old"], help=argparse.SUPPRESS)
     parser.add_argument("--format", choices=["counts", "long"], default="counts",
                         help=argparse.SUPPRESS)
@@ -170,7 +173,7 @@ def main(argv=None) -> None:
 
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
           f"{os.cpu_count()} CPUs; every row a fresh process")
-    peaks = {}
+    peaks, runs = {}, {}
     for fmt in args.formats:
         new = run("new", args.items, args, fmt)
         draws = new["draws"]
@@ -180,6 +183,7 @@ def main(argv=None) -> None:
         for m in new["marks"]:
             print(f"{m['stage']:<64}{m['peak_mb']:>14.0f}{m['seconds']:>10.1f}")
         peaks[fmt] = (new["marks"][-2]["peak_mb"], new["marks"][-1]["peak_mb"])
+        runs[fmt] = new
 
     rows = []
     for n in args.old_items:
@@ -205,8 +209,41 @@ def main(argv=None) -> None:
         print(f"bayesjudge, {fmt} form: peak RSS of the whole process {after / 1024:.2f} GiB "
               f"({max(0.0, after - before):.0f} MB above the table) vs limit "
               f"{args.limit_gb} GiB: {verdict}")
+    if args.json:
+        from _table import write_rows
+
+        write_rows(args.json, table_rows(runs, rows, projected_gb, array_gb, args))
     if not ok:
         raise SystemExit(1)
+
+
+def table_rows(runs, old_rows, projected_gb, array_gb, args) -> list:
+    """The rows of the benchmark table (benchmarks/_table.py) from this run's results."""
+    from _table import Row
+
+    (n1, _, s1, _), (n2, _, s2, _) = old_rows[0], old_rows[-1]
+    per_item_s = (s2 - s1) / (n2 - n1) if n2 != n1 else s2 / n2
+    old_s = per_item_s * args.items
+    out = []
+    for fmt, new in runs.items():
+        predict, before = new["marks"][-1], new["marks"][-2]
+        fit = new["marks"][1]
+        peak = predict["peak_mb"]
+        out.append(Row(
+            "Memory: DavidsonAggregator.predict after NUTS",
+            f"predict with 95% intervals, {args.items:,} items x {args.votes} votes "
+            f"({fmt} form), {new['draws']:,} draws; peak RSS of the whole process",
+            predict["seconds"],
+            "per-item (draws x items x 3) array approach, EXTRAPOLATED from "
+            f"{', '.join(f'{n:,}' for n, *_ in old_rows)} items", old_s,
+            target=f"< {args.limit_gb:g} GB peak", met=peak < args.limit_gb * 1024,
+            agreement=f"peak {peak:,.0f} MB ({max(0.0, peak - before['peak_mb']):,.0f} MB above "
+                      f"the table) vs old approach ~{projected_gb:,.0f} GiB extrapolated "
+                      f"(its array alone {array_gb:,.0f} GiB)",
+            note=f"fresh process; {new['patterns']} distinct count patterns; NUTS fit "
+                 f"{fit['seconds']:.1f} s (incl. compilation); old-approach time extrapolated "
+                 "linearly in items"))
+    return out
 
 
 if __name__ == "__main__":

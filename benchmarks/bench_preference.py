@@ -27,6 +27,7 @@ user runs at scale:
 Run from the repository root::
 
     python benchmarks/bench_preference.py [--repeats 3] [--splits 30] [--no-nuts]
+        [--json benchmarks/results.json]   # also append the rows of the benchmark table
 """
 
 from __future__ import annotations
@@ -181,35 +182,37 @@ def temperature_case(target: str, bias: bool, size: int, n_splits: int, repeats:
             "diff": float(np.abs(p_bj - p_ref).max())}
 
 
-def run_temperature(n_splits: int, repeats: int) -> list[float]:
+def run_temperature(n_splits: int, repeats: int, sizes=(200, 1000, 10000)) -> list[dict]:
     print(f"\n== 1. TemperatureScaling(priors='flat') MAP vs scipy reference "
           f"({n_splits} calibration sets per row; median per fit, best of {repeats})")
     print(f"  {'fitted on':<22s} {'bias':>5s} {'rows':>6s} {'compile+1st':>12s} "
           f"{'bayesjudge':>11s} {'reference':>11s} {'ratio':>6s} {'max |diff|':>10s}")
-    ratios = []
+    ratios, cells = [], []
     for target in ("labels", "annotations"):
         for bias in (False, True):
-            for size in (200, 1000, 10000):
+            for size in sizes:
                 r = temperature_case(target, bias, size, n_splits, repeats)
                 ratios.append(r["bj"] / r["ref"])
+                cells.append(r)
                 name = "hard labels (n = 1)" if target == "labels" else "3 annotators' counts"
                 print(f"  {name:<22s} {str(bias):>5s} {size:6d} {r['first'] * 1e3:10.0f}ms "
                       f"{r['bj'] * 1e3:9.3f}ms {r['ref'] * 1e3:9.3f}ms {ratios[-1]:6.2f} "
                       f"{r['diff']:10.1e}")
-    return ratios
+    return cells
 
 
 # --------------------------------------------------------------------------- 2. preference
 
 
-def run_preference(n_items: int, nuts: bool) -> None:
+def run_preference(n_items: int, nuts: bool) -> dict:
     sim = simulate_autorater(n_items, (1, 5), population_mean=0.4, concentration=3.0,
                              random_seed=1)
     print(f"\n== 2. PreferenceDistribution on {n_items:,} items "
           f"({len(sim.annotations):,} annotations, 1-5 per item; truth mu = 0.4, kappa = 3)")
     t_val, ac = timed(lambda: validate_annotations(sim.annotations))
+    n_patterns = len(np.unique(ac.counts, axis=0))
     print(f"  validate annotations                    {t_val:8.2f} s   "
-          f"({len(np.unique(ac.counts, axis=0))} distinct count patterns)")
+          f"({n_patterns} distinct count patterns)")
     t_first, model = timed(lambda: PreferenceDistribution().fit(ac))
     t_map, model = timed(lambda: PreferenceDistribution().fit(ac), repeats=3)
     m = ac.counts.sum(1)
@@ -223,8 +226,11 @@ def run_preference(n_items: int, nuts: bool) -> None:
           f"{np.abs(mine - ref).max():.1e})")
     t_pred, pred = timed(lambda: model.predict())
     print(f"  predict {len(pred):,} items (MAP, 95% intervals) {t_pred:6.2f} s")
+    out = {"n_items": n_items, "n_annotations": len(sim.annotations), "patterns": n_patterns,
+           "validate": t_val, "map_first": t_first, "map": t_map, "ref": t_ref,
+           "diff": float(np.abs(mine - ref).max()), "predict": t_pred}
     if not nuts:
-        return
+        return out
     settings = dict(method="nuts", chains=4, draws=1000, tune=1000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -244,12 +250,14 @@ def run_preference(n_items: int, nuts: bool) -> None:
           f"{post.loc['concentration', 'mean']:.3f}")
     t_pred, pred = timed(lambda: fit.predict())
     print(f"    predict {len(pred):,} items over 4000 draws (95% intervals) {t_pred:6.2f} s")
+    out.update(nuts_first=t1, nuts_refit=t2, nuts_diag=d, nuts_predict=t_pred)
+    return out
 
 
 # --------------------------------------------------------------------------- 3. metrics
 
 
-def run_metrics(n: int, repeats: int) -> None:
+def run_metrics(n: int, repeats: int) -> list[tuple[str, float]]:
     rng = np.random.default_rng(3)
     p_star = rng.beta(2, 2, n)
     prob = special.expit(2 * special.logit(p_star) + 0.3 + 0.5 * rng.normal(size=n))
@@ -280,9 +288,65 @@ def run_metrics(n: int, repeats: int) -> None:
          lambda: ContextualCalibration().fit([0.57]).transform(prob)),
         ("BatchCalibration fit_transform", lambda: BatchCalibration().fit_transform(prob)),
     ]
+    out = []
     for name, fn in jobs:
         t, _ = timed(fn, repeats)
         print(f"  {name:<42s} {t * 1e3:9.1f} ms")
+        out.append((name, t))
+    return out
+
+
+def table_rows(cells, pref, metrics, args):
+    """The rows of the benchmark table (benchmarks/_table.py) from this run's results."""
+    from _table import Row
+
+    rows = []
+    sec = "TemperatureScaling (MAP, flat priors)"
+    for size in sorted({c["rows"] for c in cells}):
+        group = [c for c in cells if c["rows"] == size]
+        ratios = np.array([c["bj"] / c["ref"] for c in group])
+        rows.append(Row(
+            sec, f"{size:,} calibration rows, per fit ({len(group)} cells: hard labels / 3 "
+                 "annotators' counts x with / without bias)",
+            float(np.median([c["bj"] for c in group])),
+            "numpy + scipy L-BFGS-B, analytic gradient",
+            float(np.median([c["ref"] for c in group])), ratio=float(np.median(ratios)),
+            target="<= 1.0", met=bool(ratios.max() <= 1.0),
+            agreement=f"max |param diff| {max(c['diff'] for c in group):.1e}",
+            repeats=args.repeats,
+            note=f"ratio = median over the cells, range {ratios.min():.2f}-{ratios.max():.2f}"
+                 f" (met only if every cell is); {args.splits} calibration sets per cell, best of "
+                 f"{args.repeats} interleaved passes; compile + first fit "
+                 f"{min(c['first'] for c in group):.1f}-{max(c['first'] for c in group):.1f} s "
+                 "(excluded)"))
+    sec = f"PreferenceDistribution ({pref['n_items']:,} items)"
+    rows.append(Row(
+        sec, f"validate the annotations table ({pref['n_annotations']:,} rows)",
+        pref["validate"], note=f"{pref['patterns']} distinct count patterns"))
+    rows.append(Row(
+        sec, "MAP refit (compiled engine reused)", pref["map"],
+        "scipy per-item Beta-binomial MLE (betabinom.logpmf, same Gamma prior on kappa)",
+        pref["ref"], target="<= 1.0", agreement=f"max |diff| {pref['diff']:.1e}", repeats=3,
+        note=f"reference timed once; MAP compile + first fit {pref['map_first']:.2f} s"))
+    rows.append(Row(sec, "predict every item (MAP, 95% intervals)", pref["predict"]))
+    if "nuts_first" in pref:
+        d = pref["nuts_diag"]
+        diag = (f"R-hat {d['max_rhat']:.3f}, min bulk ESS {d['min_ess_bulk']:.0f}, "
+                f"{d['divergences']} divergences")
+        rows.append(Row(
+            sec, "NUTS 4 x (1000 + 1000), first fit in this process", pref["nuts_first"],
+            target="< 3 s first fit",
+            note="includes the sampler's compilation; not a fresh process (after MAP): the "
+                 "cold-start rows time that"))
+        rows.append(Row(sec, "NUTS 4 x (1000 + 1000), refit on new data (compiled model "
+                        "reused)", pref["nuts_refit"], target="< 3 s", agreement=diag,
+                        note="the likelihood sees count patterns, not items"))
+        rows.append(Row(sec, "predict every item over 4,000 draws (95% intervals)",
+                        pref["nuts_predict"]))
+    sec = f"Metrics and correctors ({args.predictions:,} predictions)"
+    for name, t in metrics:
+        rows.append(Row(sec, name, t, repeats=args.repeats))
+    return rows
 
 
 def main(argv=None):
@@ -293,6 +357,10 @@ def main(argv=None):
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--predictions", type=int, default=1_000_000)
     parser.add_argument("--no-nuts", action="store_true")
+    parser.add_argument("--temperature-sizes", type=int, nargs="*", default=[200, 1000, 10000],
+                        help="calibration-set sizes of the TemperatureScaling table")
+    parser.add_argument("--json", metavar="PATH",
+                        help="append this run's rows to the benchmark table's JSON file")
     args = parser.parse_args(argv)
 
     import nutpie
@@ -303,12 +371,17 @@ def main(argv=None):
           f"{nutpie.__version__}, numpy {np.__version__}, scipy {scipy.__version__}, python "
           f"{platform.python_version()}, {platform.machine()}, {os.cpu_count()} cpu(s), "
           f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
-    ratios = run_temperature(args.splits, args.repeats)
-    run_preference(args.items, not args.no_nuts)
-    run_metrics(args.predictions, args.repeats)
+    cells = run_temperature(args.splits, args.repeats, tuple(args.temperature_sizes))
+    ratios = [c["bj"] / c["ref"] for c in cells]
+    pref = run_preference(args.items, not args.no_nuts)
+    metrics = run_metrics(args.predictions, args.repeats)
     print(f"\nTemperatureScaling ratios bayesjudge / reference: {min(ratios):.2f} .. "
           f"{max(ratios):.2f} ({'PASS' if max(ratios) <= 1.0 else 'ABOVE TARGET'}: "
           f"target <= 1.0)")
+    if args.json:
+        from _table import write_rows
+
+        write_rows(args.json, table_rows(cells, pref, metrics, args))
 
 
 if __name__ == "__main__":

@@ -248,8 +248,12 @@ for name, fits in (
     ("PandaLM (n = 2)", {"global": panda_nuts, "local": panda_local}),
     ("simulated (n = 20, truth: global tie)", {"global": sim_nuts, "local": sim_local}),
 ):
-    loo_table = compare(fits)[cols]
+    with warnings.catch_warnings(record=True) as caught:  # e.g. a Pareto k > 0.7: shown
+        warnings.simplefilter("always")
+        loo_table = compare(fits)[cols]
     print(f"{name}:")
+    for w in caught:
+        print(f"  note: {str(w.message).splitlines()[0]}")
     display(loo_table)
     diff, se = loo_table.iloc[1][["elpd_diff", "dse"]]
     print(f"  {loo_table.index[0]} ranks first; ELPD difference {diff:.2f} (SE {se:.2f}): "
