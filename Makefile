@@ -22,7 +22,7 @@ lint: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -m "slow or not slow" -q
+	$(PY) -m pytest -m "slow or not slow" -q --durations=25
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not slow" -q

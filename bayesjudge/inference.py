@@ -130,7 +130,6 @@ class Engine:
         self._fns: dict[str, pytensor.compile.Function] = {}
         self._cached_shared: dict[str, list] = {}  # data containers of unpickled functions
         self._nutpie = None
-        self._logp_dlogp_hess = None
         self._data: dict[str, np.ndarray] = {}
         self._coords: dict[str, np.ndarray] = {}
 
@@ -170,7 +169,8 @@ class Engine:
             fn = pytensor.function([x], outs_x)
             fn.trust_input = True
             return fn
-        return self._compile_logp_dlogp(self._ip, jacobian=role == "logp_jacobian")
+        return self._compile_logp_dlogp(self._ip, jacobian=role == "logp_jacobian",
+                                        hessian=role == "fgh")
 
     def _adopt(self, fn) -> bool:
         """Tie an unpickled function's shared containers to this model's (data, dim lengths)."""
@@ -202,10 +202,7 @@ class Engine:
 
     def _fgh(self):
         """Compiled (logp, grad, Hessian) without the Jacobian (compiled on first use)."""
-        if self._logp_dlogp_hess is None:
-            self._logp_dlogp_hess = self._compile_logp_dlogp(self.model.initial_point(),
-                                                             False, hessian=True)
-        return self._logp_dlogp_hess
+        return self._function("fgh")
 
     # -- data -----------------------------------------------------------------
     def set_data(self, data: Mapping[str, np.ndarray], coords: Mapping | None = None) -> None:
@@ -255,9 +252,12 @@ class Engine:
         """Maximise the joint log density with L-BFGS-B (multi-start optional).
 
         ``newton=True``: damped Newton on the exact Hessian first
-        (:func:`bayesjudge.optim.newton_maximise`; models with a few parameters).
+        (:func:`bayesjudge.optim.newton_maximise`), for models with at most
+        :data:`bayesjudge.optim.NEWTON_MAX_PARAMS` parameters; L-BFGS-B otherwise and
+        wherever Newton fails.
         """
         start = self.x0 if x0 is None else np.asarray(x0, dtype=float)
+        newton = newton and self.x0.size <= optim.NEWTON_MAX_PARAMS
         rng = np.random.default_rng(random_seed) if n_starts > 1 else None
         best = None
         for k in range(n_starts):

@@ -22,6 +22,9 @@ from scipy import optimize
 LBFGS_OPTIONS = {"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9}
 #: Largest Newton step (max-norm, unconstrained scale): a flat region cannot throw x far.
 MAX_STEP = 5.0
+#: Newton only for models with at most this many parameters: the Hessian is compiled as one
+#: gradient graph per parameter, and past a few dozen L-BFGS-B is the cheaper optimiser.
+NEWTON_MAX_PARAMS = 16
 #: Newton stops once the predicted gain g' (-H)^-1 g / 2 is below this times max(1, |logp|).
 GAIN_TOL = 1e-12
 

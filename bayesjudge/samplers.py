@@ -15,9 +15,12 @@
 ``"auto"`` (the default) estimates both nutpie routes' wall time and picks the
 faster: the callback route costs ``evaluations x (t_grad + overhead)``, the numba
 route ``compile + evaluations x t_grad / parallel chains``, with ``t_grad`` from a
-cost model of the data size (deterministic: the same data and seed always take the
-same route); once numba has compiled the structure in this process, it always wins.
-With the default 4 x 2,000 iterations the callbacks win below ~7,000 data elements.
+cost model of the data size. The route depends on the data and the settings only,
+never on what ran earlier in the process (not even on a numba model of the same
+structure compiled by a bigger fit): the same data, settings and seed give the same
+draws in any process. With the default 4 x 2,000 iterations the callbacks win below
+~7,000 data elements. A loop of many NUTS refits of a small model is faster with
+``sampler="nutpie"``: numba compiles once and every refit reuses it.
 """
 
 from __future__ import annotations
@@ -124,10 +127,8 @@ def choose_route(engine: Engine, draws: int, tune: int, chains: int, cores: int)
 
     The gradient's cost comes from a cost model of the data size, not from a timing,
     so the same data, settings and seed always take the same route (and give the same
-    draws) however loaded the machine is.
+    draws) however loaded the machine is, and whatever was fitted before in the process.
     """
-    if engine._nutpie is not None:
-        return "nutpie"
     elements = sum(int(np.size(v)) for v in engine._data.values())
     t_grad = GRAD_BASE_S + GRAD_PER_ELEMENT_S * elements
     evals = chains * (draws + tune) * EVALS_PER_DRAW

@@ -113,3 +113,40 @@ def test_engine_falls_back_to_lbfgs_when_newton_fails(engine, monkeypatch):
     monkeypatch.setattr(optim, "newton_maximise", broken)
     fit = engine.find_map(laplace=False, newton=True)
     assert fit.point["mu"] == pytest.approx(engine.model["y"].get_value().mean(), abs=1e-6)
+
+
+def test_engine_skips_newton_past_its_parameter_limit(engine, monkeypatch):
+    def refuse(fgh, init, max_iter=100):
+        raise AssertionError("Newton must not run past NEWTON_MAX_PARAMS")
+
+    monkeypatch.setattr(optim, "newton_maximise", refuse)
+    monkeypatch.setattr(optim, "NEWTON_MAX_PARAMS", 1)  # the engine has 2 parameters
+    fit = engine.find_map(laplace=False, newton=True)
+    assert fit.point["mu"] == pytest.approx(engine.model["y"].get_value().mean(), abs=1e-6)
+
+
+def _newton_models():
+    from bayesjudge import (
+        DavidsonAggregator,
+        HierarchicalMisclassificationModel,
+        MisclassificationModel,
+    )
+    from bayesjudge.datasets import simulate_davidson_votes, simulate_misclassification
+
+    votes, labels = simulate_davidson_votes(300, 8, beta=2.0, eta0=-0.5, random_seed=3)
+    one = simulate_misclassification(0.6, 0.7, 0.9, 5_000, 80, 80, random_seed=3)
+    five = simulate_misclassification([0.4, 0.5, 0.6, 0.7, 0.8], 0.7, 0.9, 5_000, 80, 80,
+                                      random_seed=3)
+    return [(DavidsonAggregator, (votes, labels)), (MisclassificationModel, one),
+            (HierarchicalMisclassificationModel, five)]
+
+
+@pytest.mark.parametrize("cls, tables", _newton_models(), ids=lambda v: getattr(v, "__name__", ""))
+def test_models_fitted_by_newton_reach_the_lbfgs_mode(cls, tables, monkeypatch):
+    """The small models' MAP by Newton (their default) is L-BFGS-B's, at least as high."""
+    assert cls._map_newton
+    newton = cls().fit(*tables)
+    monkeypatch.setattr(cls, "_map_newton", False)
+    lbfgs = cls().fit(*tables)
+    assert newton._map_result.logp >= lbfgs._map_result.logp - 1e-9
+    np.testing.assert_allclose(newton._map_result.x, lbfgs._map_result.x, atol=1e-4)

@@ -148,6 +148,8 @@ class DavidsonAggregator(BayesianModel):
     [1, -1, 1, 1, 0, 0]
     """
 
+    _map_newton = True  # two or three parameters: see bayesjudge.optim
+
     default_priors = {
         "margin_scale": Prior("Normal", mu=0, sigma=5),
         "tie_logit": Prior("Normal", mu=0, sigma=3),

@@ -305,6 +305,8 @@ class MisclassificationModel(BayesianModel):
     0.3
     """
 
+    _map_newton = True  # three parameters: see bayesjudge.optim
+
     default_priors = {k: Prior("Beta", alpha=1, beta=1) for k in PROBABILITIES}
 
     def __init__(self, priors: None | str | dict = None, random_seed: int | None = 0):

@@ -126,6 +126,8 @@ class HierarchicalMisclassificationModel(BayesianModel):
     ['system_0', 'system_0', 'system_1']
     """
 
+    _map_newton = True  # a few per system: see bayesjudge.optim
+
     default_priors = {
         "accuracy": Prior("Beta", alpha=1, beta=1, dims="system"),
         "specificity_logit_mean": Prior("Logistic", mu=0, s=1),
