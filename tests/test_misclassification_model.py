@@ -367,6 +367,20 @@ def test_hierarchical_save_load(hier_fits, tmp_path):
     assert HierarchicalMisclassificationModel.load(tmp_path / "again.nc").systems_ == model.systems_
 
 
+def test_hierarchical_system_ids_come_back_as_given(systems_data, tmp_path):
+    # the user's ids are not re-typed: an int 7 stays 7 (it used to come back as "7")
+    ids = {"system_0": 7, "system_1": "007", "system_2": 3, "system_3": "b"}
+    judgments, calibration = (
+        t.assign(system=t["system"].map(ids).astype(object)) for t in systems_data)
+    model = HierarchicalMisclassificationModel(random_seed=3).fit(judgments, calibration)
+    assert model.systems_ == [7, "007", 3, "b"]
+    assert list(model.predict().query("quantity == 'accuracy'")["system"]) == [7, "007", 3, "b"]
+    assert list(model.differences()["system_a"][:3]) == [7, 7, 7]
+    assert list(model.win_table().index) == [7, "007", 3, "b"]
+    model.save(tmp_path / "ids.nc")
+    assert HierarchicalMisclassificationModel.load(tmp_path / "ids.nc").systems_ == model.systems_
+
+
 def test_hierarchical_bad_input(systems_data):
     judgments, calibration = systems_data
     one = judgments[judgments.system == "system_0"], calibration[calibration.system == "system_0"]

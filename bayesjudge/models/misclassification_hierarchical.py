@@ -32,6 +32,7 @@ from bayesjudge.models.misclassification import (
     as_counts,
     binomial_loglik,
     calibration_says_worse_than_chance,
+    closed_form_start,
     counts_arrays,
     judged_rate,
     mirrored_start,
@@ -206,7 +207,7 @@ class HierarchicalMisclassificationModel(BayesianModel):
             pooled = counts.pooled_calibration()
             warn_if_not_identified(pooled.q0_hat[:1], pooled.q1_hat[:1], ["pooled"])
         successes, trials = counts_arrays(counts)
-        systems = [str(s) for s in counts.systems]
+        systems = list(counts.systems)  # ids exactly as the user gave them (not str()ed)
         return FitData(
             data={"successes": successes, "trials": trials},
             coords={"system": systems, "obs": list(OBS)},
@@ -221,7 +222,7 @@ class HierarchicalMisclassificationModel(BayesianModel):
     def _map_starts(self, fd: FitData, engine) -> list[np.ndarray | None]:
         if calibration_says_worse_than_chance(fd.extra["counts"]):
             return [mirrored_start(engine), None]
-        return [None]
+        return [closed_form_start(engine, fd.extra["counts"], pooled=self.pooling != "none")]
 
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()
