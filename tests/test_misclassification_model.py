@@ -452,7 +452,7 @@ def test_parameter_recovery_coverage(truth):
         )
         model = fit_quiet(
             MisclassificationModel(random_seed=rep), judgments, calibration,
-            method="nuts", chains=2, draws=1000, tune=500,
+            method="nuts", chains=2, draws=1000, tune=500, sampler="nutpie",  # compiled once
         )
         summary = model.summarize()
         for name, true in zip(covered, truth):
