@@ -163,7 +163,7 @@ def test_closed_form_start_keeps_newton_short_at_any_size(pooling, monkeypatch):
     """
     from bayesjudge import HierarchicalMisclassificationModel, MisclassificationModel
     from bayesjudge.data import validate_judgment_counts
-    from bayesjudge.models.misclassification import closed_form_start
+    from bayesjudge.models.misclassification_starts import closed_form_start
 
     evals = []
     newton = optim.newton_maximise

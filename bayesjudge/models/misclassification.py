@@ -31,32 +31,25 @@ from bayesjudge.data import (
     validate_misclassification,
 )
 from bayesjudge.inference import warn_user
+from bayesjudge.models.misclassification_starts import (
+    GOOD_JUDGE_START,
+    calibration_says_worse_than_chance,
+    closed_form_start,
+    mirrored_start,
+    set_start,
+)
 from bayesjudge.priors import Prior
 
 OBS = ("test", "calibration_0", "calibration_1")
 """The three binomial observations: judged_pos of n test items (prob. p), tn of
 the m0 human-'incorrect' calibration items (q0), tp of the m1 human-'correct' ones (q1)."""
 PROBABILITIES = ("accuracy", "specificity", "sensitivity")
-RATES = ("specificity", "sensitivity")
 # Warnings point at the first frame outside the package (the user's fit call),
 # however deep inside bayesjudge they are raised.
 
 
 class IdentifiabilityWarning(UserWarning):
     """The calibration data say q0 + q1 <= 1: theta is (nearly) not identified."""
-
-
-GOOD_JUDGE_START = 0.88
-"""Initial q0 and q1 of the optimiser and of every NUTS chain (logit 2): a better-than-chance judge.
-
-The label-swapped solution (theta -> 1 - theta, q0 -> 1 - q1, q1 -> 1 - q0)
-fits the test counts equally well; only the calibration counts tell the two
-apart. With several systems it is a separate local mode behind a barrier at
-q0 + q1 = 1 (there all judged rates would have to be equal), and chains started
-at PyMC's default q = 0.5 end up on either side (R-hat 1.7 in a 4-system
-example). Starting on the better-than-chance side keeps every chain in the mode
-the calibration data support.
-"""
 
 
 def judged_rate(theta, q0, q1):
@@ -79,63 +72,6 @@ def probability_parameter(prior: Prior, name: str, dims=None, start: float | Non
     rv = prior.create(name, dims=dims)
     set_start(rv, start)
     return rv
-
-
-def set_start(rv, value: float | None) -> None:
-    """Initial value of a free variable (its shape from its dims: no graph evaluation)."""
-    if value is not None:
-        model = pm.modelcontext(None)
-        shape = tuple(len(model.coords[d]) for d in model.named_vars_to_dims.get(rv.name, ()))
-        model.set_initval(rv, np.full(shape, float(value)))
-
-
-def mirrored_start(engine) -> np.ndarray:
-    """The engine's initial point with every judge rate q started at 1 - q.
-
-    The label-swapped mode (theta -> 1 - theta, q0 -> 1 - q1, q1 -> 1 - q0) lies
-    behind the barrier q0 + q1 = 1 from :data:`GOOD_JUDGE_START`; when the
-    calibration data say the judge is worse than chance the MAP is there.
-    Negating the rates' logits (not their sds or offsets) moves the start across.
-    """
-    x = engine.x0.copy()
-    for name, where in engine.value_slices().items():
-        if name.startswith(RATES) and "_sd" not in name and "offset" not in name:
-            x[where] = -x[where]
-    return x
-
-
-def closed_form_start(engine, counts: MisclassificationCounts, pooled: bool) -> np.ndarray | None:
-    """Newton's start at the closed-form estimates, or None where they say nothing useful.
-
-    q0 = (tn + 1/2) / (m0 + 1), q1 = (tp + 1/2) / (m1 + 1) (summed over systems if
-    ``pooled``; the halves keep the logits finite) and theta_k the Rogan-Gladen
-    estimate (eq. 5) clipped to [0.02, 0.98], written into the engine's initial
-    point on the logit scale (the ``_logodds__`` / ``_logit`` / ``_logit_mean``
-    coordinates; sds and offsets keep theirs). From there Newton needs a few steps
-    at any data size; from the default start a million test rows made the density so
-    sharp that it took ~30. None when q0 + q1 <= 1.02 (theta barely identified: the
-    default and mirrored starts handle that side).
-    """
-    cal = counts.pooled_calibration() if pooled else counts
-    q0 = (np.asarray(cal.tn, float) + 0.5) / (np.asarray(cal.m0, float) + 1)
-    q1 = (np.asarray(cal.tp, float) + 0.5) / (np.asarray(cal.m1, float) + 1)
-    if np.any(q0 + q1 <= 1.02):
-        return None
-    theta = np.clip((np.asarray(counts.p_hat, float) + q0 - 1) / (q0 + q1 - 1), 0.02, 0.98)
-    value = {"accuracy": theta, "specificity": q0, "sensitivity": q1}
-    x = engine.x0.copy()
-    for name, where in engine.value_slices().items():
-        base = name.removesuffix("_logodds__").removesuffix("_logit_mean").removesuffix("_logit")
-        if base in value and base != name:
-            p = np.broadcast_to(value[base], (len(counts),))
-            x[where] = np.log(p / (1 - p))[: where.stop - where.start]
-    return x
-
-
-def calibration_says_worse_than_chance(counts: MisclassificationCounts) -> bool:
-    """True when the pooled calibration estimates give q0_hat + q1_hat <= 1."""
-    pooled = counts.pooled_calibration()
-    return bool(np.asarray(pooled.q0_hat)[0] + np.asarray(pooled.q1_hat)[0] <= 1)
 
 
 def counts_arrays(counts: MisclassificationCounts) -> tuple[np.ndarray, np.ndarray]:

@@ -26,21 +26,23 @@ import pytensor.tensor as pt
 from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData
 from bayesjudge.data import DataValidationError, check_calibration_classes, check_ci_prob
 from bayesjudge.models.misclassification import (
-    GOOD_JUDGE_START,
     OBS,
     PROBABILITIES,
     as_counts,
     binomial_loglik,
-    calibration_says_worse_than_chance,
-    closed_form_start,
     counts_arrays,
     judged_rate,
-    mirrored_start,
     posterior_table,
     probability_parameter,
-    set_start,
     simulate_judgments,
     warn_if_not_identified,
+)
+from bayesjudge.models.misclassification_starts import (
+    GOOD_JUDGE_START,
+    calibration_says_worse_than_chance,
+    closed_form_start,
+    mirrored_start,
+    set_start,
 )
 from bayesjudge.priors import Prior
 
