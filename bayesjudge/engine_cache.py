@@ -16,8 +16,14 @@ in ~0.1 s), keyed by
 A key whose ``repr`` is not reproducible across processes (an object printed with
 its address) is never cached. Entries are written atomically; an entry that fails
 to load is recompiled and overwritten. Functions are stored only while their data
-are small (:data:`MAX_DATA_BYTES`): the pickle holds the shared data values of the
-moment, which the engine replaces on load.
+are small (:data:`MAX_DATA_BYTES`).
+
+What is (un)pickled: only functions this package compiled, never the user's data.
+Every shared value (the ``pm.Data`` arrays, dim lengths) is zeroed in the stored copy
+-- the engine writes the current data into them on load -- so no table, count or id
+reaches the disk. A pickle runs code when loaded, so entries are read only from a
+directory owned by the current user and writable by no one else (created with mode
+0700, entries 0600); anything else is ignored and the functions are compiled afresh.
 
 Location: ``$BAYESJUDGE_CACHE_DIR`` if set (empty or ``0``: no disk cache), else
 ``$XDG_CACHE_HOME/bayesjudge`` or ``~/.cache/bayesjudge``. Safe to delete at any time.
@@ -35,6 +41,8 @@ from collections.abc import Hashable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 _log = logging.getLogger(__name__)
 
@@ -86,6 +94,14 @@ def entry_name(key: Hashable, role: str) -> str | None:
     return f"{h.hexdigest()[:40]}.pkl"
 
 
+def _private(path: Path) -> bool:
+    """True if ``path`` is owned by this user and not writable by group or others (POSIX)."""
+    if not hasattr(os, "getuid"):  # Windows: per-user profile folders
+        return True
+    st = path.stat()
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
 def load(name: str | None) -> Any | None:
     """The cached function stored under ``name`` (None on a miss or an unreadable entry)."""
     directory = cache_dir()
@@ -93,6 +109,9 @@ def load(name: str | None) -> Any | None:
         return None
     path = directory / name
     try:
+        if not (_private(directory) and _private(path)):
+            _log.info("engine cache %s is not private to this user; not loading it", path)
+            return None
         with open(path, "rb") as fh:
             return pickle.load(fh)
     except FileNotFoundError:
@@ -103,17 +122,27 @@ def load(name: str | None) -> Any | None:
 
 
 def store(name: str | None, fn: Any, data: Mapping[str, Any]) -> None:
-    """Write ``fn`` under ``name`` if caching is on and ``data`` is small; never raises."""
+    """Write ``fn`` under ``name`` if caching is on and ``data`` is small; never raises.
+
+    The stored copy has every shared value zeroed (the user's data never reach the
+    disk); ``fn`` itself is left as it was.
+    """
     directory = cache_dir()
     if name is None or directory is None:
         return
     if sum(getattr(v, "nbytes", 0) for v in data.values()) > MAX_DATA_BYTES:
         return
+    shared = [(var, var.get_value(borrow=True)) for var in fn.get_shared()]
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp = directory / f".{name}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
+        for var, value in shared:
+            var.set_value(np.zeros_like(value), borrow=True)
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
             pickle.dump(fn, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, directory / name)
     except Exception as err:  # unpicklable op, read-only home, full disk: just don't cache
         _log.info("engine cache: not storing %s (%s)", name, err)
+    finally:
+        for var, value in shared:
+            var.set_value(value, borrow=True)

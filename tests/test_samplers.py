@@ -188,6 +188,28 @@ def test_unreadable_entry_is_recompiled_and_replaced(disk_cache, monkeypatch):
     assert np.isfinite(fit.map_["accuracy"])
 
 
+def test_entries_hold_no_user_data_and_only_private_ones_are_loaded(disk_cache, monkeypatch):
+    import os
+    import pickle
+
+    counts = (123_457, 234_567, 45, 50, 35, 50)
+    fit = MisclassificationModel(priors="flat").fit_counts(*counts)
+    entries = sorted(disk_cache.glob("*.pkl"))
+    assert entries and all(e.stat().st_mode & 0o077 == 0 for e in entries)  # 0600
+    values = [np.asarray(v.get_value()) for entry in entries
+              for v in pickle.loads(entry.read_bytes()).get_shared()]
+    assert values and all(not v.any() for v in values)  # zeroed: no counts on disk
+    # storing left the fitted engine's data alone: its MAP is Rogan-Gladen on the counts
+    p, q0, q1 = 123_457 / 234_567, 35 / 50, 45 / 50
+    np.testing.assert_allclose(fit.map_["accuracy"], (p + q0 - 1) / (q0 + q1 - 1), rtol=1e-6)
+    # an entry others can write to is never unpickled (compiled afresh instead)
+    os.chmod(entries[0], 0o666)
+    inference.clear_cache()
+    calls = _count_compiles(monkeypatch)
+    MisclassificationModel(priors="flat").fit_counts(*counts)
+    assert len(calls) == 1
+
+
 def test_keys_that_print_an_address_are_never_cached():
     assert engine_cache.entry_name(("M", object()), "logp") is None
     assert engine_cache.entry_name(("M", (("priors", "None"),)), "logp").endswith(".pkl")

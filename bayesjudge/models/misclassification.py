@@ -33,9 +33,7 @@ from bayesjudge.data import (
 from bayesjudge.inference import warn_user
 from bayesjudge.models.misclassification_starts import (
     GOOD_JUDGE_START,
-    calibration_says_worse_than_chance,
-    closed_form_start,
-    mirrored_start,
+    map_starts,
     set_start,
 )
 from bayesjudge.priors import Prior
@@ -302,9 +300,7 @@ class MisclassificationModel(BayesianModel):
         )
 
     def _map_starts(self, fd: FitData, engine) -> list[np.ndarray | None]:
-        if calibration_says_worse_than_chance(fd.extra["counts"]):
-            return [mirrored_start(engine), None]
-        return [closed_form_start(engine, fd.extra["counts"], pooled=True)]
+        return map_starts(engine, fd.extra["counts"], pooled=True)
 
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()

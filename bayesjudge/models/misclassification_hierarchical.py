@@ -39,9 +39,7 @@ from bayesjudge.models.misclassification import (
 )
 from bayesjudge.models.misclassification_starts import (
     GOOD_JUDGE_START,
-    calibration_says_worse_than_chance,
-    closed_form_start,
-    mirrored_start,
+    map_starts,
     set_start,
 )
 from bayesjudge.priors import Prior
@@ -222,9 +220,7 @@ class HierarchicalMisclassificationModel(BayesianModel):
         )
 
     def _map_starts(self, fd: FitData, engine) -> list[np.ndarray | None]:
-        if calibration_says_worse_than_chance(fd.extra["counts"]):
-            return [mirrored_start(engine), None]
-        return [closed_form_start(engine, fd.extra["counts"], pooled=self.pooling != "none")]
+        return map_starts(engine, fd.extra["counts"], pooled=self.pooling != "none")
 
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()

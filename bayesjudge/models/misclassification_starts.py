@@ -82,3 +82,11 @@ def calibration_says_worse_than_chance(counts: MisclassificationCounts) -> bool:
     """True when the pooled calibration estimates give q0_hat + q1_hat <= 1."""
     pooled = counts.pooled_calibration()
     return bool(np.asarray(pooled.q0_hat)[0] + np.asarray(pooled.q1_hat)[0] <= 1)
+
+
+def map_starts(engine, counts: MisclassificationCounts, pooled: bool) -> list[np.ndarray | None]:
+    """The MAP search's starts: the mirrored and default ones behind a worse-than-chance
+    calibration, else the closed-form start (calibration pooled over systems if ``pooled``)."""
+    if calibration_says_worse_than_chance(counts):
+        return [mirrored_start(engine), None]
+    return [closed_form_start(engine, counts, pooled)]
