@@ -52,6 +52,13 @@ if TYPE_CHECKING:  # pragma: no cover
 MIN_DRAWS = 20
 MIN_TUNE = 50
 MIN_CHAINS = 2
+# Upper limits catch a slip of the keyboard before any work: nuts-rs allocates its
+# trace up front (draws = 10**12 aborted the process with "memory allocation of
+# 32000000000000 bytes failed"), and 4 chains x 10**6 draws of 100 values is already
+# 3.2 GB of posterior.
+MAX_ITERATIONS = 1_000_000
+MAX_CHAINS = 128
+MAX_TOTAL_DRAWS = 4_000_000
 
 #: Callables teaching PyTensor's JAX backend the package's own Ops; the models append
 #: theirs when imported, and they import JAX only when called (by :func:`sample_jax`).
@@ -82,7 +89,9 @@ def check_nuts_settings(draws, tune, chains) -> None:
     draws, tune, chains : int
         Draws kept per chain, tuning (warm-up) steps per chain and number of
         chains; each must be an integer of at least ``MIN_DRAWS`` (20),
-        ``MIN_TUNE`` (50) and ``MIN_CHAINS`` (2) respectively. Why these minima
+        ``MIN_TUNE`` (50) and ``MIN_CHAINS`` (2) respectively, at most
+        ``MAX_ITERATIONS`` (draws, tune) or ``MAX_CHAINS``, with at most
+        ``MAX_TOTAL_DRAWS`` chains x draws. Why these minima
         is explained where they are defined: fewer chains or draws leave R-hat and
         ESS undefined (NaN, so no ConvergenceWarning could fire), fewer tuning
         steps leave the sampler unadapted.
@@ -109,6 +118,16 @@ def check_nuts_settings(draws, tune, chains) -> None:
                 f"chain, step-size and mass-matrix adaptation >= {MIN_TUNE} tuning steps). "
                 f"Fix: e.g. {name}={fix}."
             )
+        maximum = MAX_CHAINS if name == "chains" else MAX_ITERATIONS
+        if value > maximum:
+            raise ValueError(f"{name}={value} is more than NUTS is allowed here (at most "
+                             f"{maximum:,}). Fix: e.g. {name}={fix.split()[0]}.")
+    if chains * draws > MAX_TOTAL_DRAWS:
+        raise ValueError(
+            f"chains={chains} x draws={draws} = {chains * draws:,} posterior draws is more "
+            f"than the {MAX_TOTAL_DRAWS:,} kept in memory at most. Fix: e.g. chains=4 and "
+            f"draws=1000 (the defaults); a few thousand draws in all are plenty for intervals."
+        )
 
 
 def check_sampler(sampler: Any) -> str:

@@ -168,6 +168,9 @@ def _aggregate(d, *extra, out=None):
     (["--tune", "10"], f"--tune 10 is too small to diagnose NUTS: the minimum is {MIN_TUNE}"),
     (["--chains", "0"], f"--chains 0 is too small to diagnose NUTS: the minimum is {MIN_CHAINS}"),
     (["--chains", "1"], "--chains 1 is too small"),
+    (["--draws", "1000000000000"], "--draws 1000000000000 is more than NUTS is allowed"),
+    (["--chains", "1000000000000"], "(at most 128)"),
+    (["--chains", "100", "--draws", "100000"], "posterior draws is more than"),
     (["--seed", "-1"], "--seed must lie in"),
     (["--draws", "abc"], "invalid int value: 'abc'"),
     (["--method", "vi"], "invalid choice: 'vi'"),
@@ -282,6 +285,14 @@ def test_check_nuts_settings_minima():
     for bad in ((10.0, 1000, 4), (True, 1000, 4), ("1000", 1000, 4)):
         with pytest.raises(ValueError, match="must be an integer"):
             check_nuts_settings(*bad)
+    # a slip of the keyboard is refused before nuts-rs tries to allocate the trace
+    for bad, match in (((10**12, 1000, 4), r"draws=.* \(at most 1,000,000\)"),
+                       ((1000, 10**7, 4), r"tune=.* \(at most 1,000,000\)"),
+                       ((1000, 1000, 129), r"chains=129 .* \(at most 128\)"),
+                       ((100_000, 1000, 41), "4,100,000 posterior draws")):
+        with pytest.raises(ValueError, match=match):
+            check_nuts_settings(*bad)
+    check_nuts_settings(1_000_000, 1_000_000, 4)
 
 
 def test_engine_sample_refuses_undiagnosable_settings():
