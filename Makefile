@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export OPENBLAS_NUM_THREADS ?= 1
 export MPLBACKEND ?= Agg
 
-.PHONY: demo test test-fast lint benchmark notebooks clean
+.PHONY: demo test test-fast test-generic lint benchmark notebooks clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || { PYBIN=$$(tools/find-python) && echo "creating $(VENV) with $$PYBIN" && $$PYBIN -m venv $(VENV); }
@@ -26,6 +26,15 @@ test: $(STAMP)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not slow" -q
+
+# The suite as another machine sees it: numba code for a generic x86-64 CPU (not this
+# host's), and every compiled-code cache empty (bayesjudge's, numba's, PyTensor's) in a
+# temporary folder removed afterwards. See CONTRIBUTING ("Tests that pass on any machine").
+test-generic: $(STAMP)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	NUMBA_CPU_NAME=generic BAYESJUDGE_CACHE_DIR="$$tmp/bayesjudge" NUMBA_CACHE_DIR="$$tmp/numba" \
+	PYTENSOR_FLAGS="base_compiledir=$$tmp/pytensor" \
+	$(PY) -m pytest -m "slow or not slow" -q -p no:cacheprovider --durations=10
 
 # Peers timed against bayesjudge (evalica, choix, crowd-kit) live in the bench extra only.
 # run_all.py runs every benchmarks/bench_*.py and prints one table (benchmarks/TABLE.md);

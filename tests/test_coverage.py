@@ -4,9 +4,11 @@ For each registered model: simulate data with known truth, fit NUTS (nutpie, one
 compiled graph per model -- every replication constructs the model with the same
 options, so only the data are swapped), and count how often ``summarize(ci_prob=0.9)``
 (``eti90_lb``, ``eti90_ub``) covers the truth. A two-sided binomial test against 0.90
-must give p > 0.01 for every parameter. Seeds are fixed; nutpie's draws for a seed
-can still differ slightly between processes (81 vs 82 of 100 covered in two runs of
-the same replications), so p-values move a little between runs. All intervals are
+must not reject at ``tests/stochastic.FALSE_ALARM`` shared over the parameters (a right
+model fails the file at most once in a thousand runs). Seeds are fixed; nutpie's draws
+for a seed still differ between CPUs (numba compiles for the host: 81 vs 82 of 100
+covered), so p-values move a little between machines, and R-hat of 2 x 500 draws is
+judged over all replications (``rhats_converged``), not by its maximum. All intervals are
 NUTS posterior intervals (no Laplace approximation).
 
 The 95% studies at larger sizes live in ``test_davidson.py`` and
@@ -51,6 +53,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 from scipy.special import expit
+from stochastic import coverage_consistent, rhats_converged
 
 from bayesjudge import Prior, registered_models
 from bayesjudge.datasets import simulate_davidson_votes, simulate_misclassification
@@ -70,7 +73,6 @@ ELSEWHERE = {
 }
 NAMES = sorted(n for n in MODELS if n not in ELSEWHERE)
 LEVEL = 0.9
-P_MIN = 0.01
 
 
 @dataclass
@@ -210,11 +212,13 @@ def test_nuts_90_percent_intervals_cover_the_truth(name):
     table["coverage"] = table["covered"] / table["trials"]
     table["p_value"] = [stats.binomtest(int(c), int(n), LEVEL).pvalue
                         for c, n in zip(table["covered"], table["trials"])]
+    table["consistent"] = [coverage_consistent(c, n, LEVEL, n_checks=len(table))
+                           for c, n in zip(table["covered"], table["trials"])]
     # shown with -s, before the assertions so a failure still reports the numbers
     print(f"\n{name}: {study.reps} replications, NUTS {study.nuts}, {elapsed:.0f} s, "
           f"{divergences} divergences\n{table.to_string()}")
 
     assert len(engines) == 1 and len(inference._ENGINES) == n_engines  # one compiled graph
-    assert table["max_r_hat"].max() < 1.05
-    low = table[table["p_value"] <= P_MIN]
+    assert rhats_converged(res["r_hat"]), res["r_hat"].describe()
+    low = table[~table["consistent"]]
     assert low.empty, f"{name}: 90% coverage inconsistent with 0.90:\n{low.to_string()}"

@@ -45,6 +45,9 @@ def study(scores):
                                  ci_prob=CI, progressbar=False, random_seed=SEED)
 
 
+MAP_TOL = {"check_exact": False, "rtol": 1e-5, "atol": 1e-6}
+
+
 def hand_loop(scores):
     """The study written out: same seeds, own simulation, own fits, scipy scores."""
     scale = np.prod(list(JUDGES.values())) ** (1 / 3)
@@ -196,9 +199,14 @@ def test_joblib_equals_in_process(study, scores, capsys):
                                   random_seed=SEED)
     assert "3/3" in capsys.readouterr().err
     here = study.replications[study.replications["model"].isin(list(models))]
+    # Fits in another process agree to the optimiser's tolerance, not to the last bit: MAP
+    # stops where the gradient is below its tolerance, and in a flat direction the last
+    # bits of another process's compiled log density move that point by ~1e-7 (measured
+    # 3e-7 in position_bias on an Intel Xeon). Posterior sds here are > 1e-2.
     pd.testing.assert_frame_equal(there.replications.drop(columns="fit_seconds"),
-                                  here.drop(columns="fit_seconds").reset_index(drop=True))
-    pd.testing.assert_frame_equal(there.judges, study.judges)
+                                  here.drop(columns="fit_seconds").reset_index(drop=True),
+                                  **MAP_TOL)
+    pd.testing.assert_frame_equal(there.judges, study.judges, **MAP_TOL)
     assert there.settings["executor"] == "joblib"
 
 

@@ -116,7 +116,11 @@ def test_dask_local_cluster_equals_in_process_and_compiles_once_per_worker(
     err = capsys.readouterr().err
     assert "fits" in err and "8/8" in err
     # same temperatures whatever the executor (each task has its own seed)
-    np.testing.assert_array_equal([h[2] for h in here], [t[2] for t in there])
+    # Fits in another process agree to the optimiser's tolerance, not to the last bit: MAP
+    # stops where the gradient is below its tolerance, and in a flat direction the last
+    # bits of another process's compiled log density move that point by ~1e-7 (measured
+    # 3e-7 in position_bias on an Intel Xeon). Posterior sds here are > 1e-2.
+    np.testing.assert_allclose([h[2] for h in here], [t[2] for t in there], rtol=1e-5, atol=1e-6)
     # the tasks ran in the worker processes, each of which compiled the model once
     pids = {t[0] for t in there}
     assert os.getpid() not in pids and 1 <= len(pids) <= 2
@@ -124,7 +128,8 @@ def test_dask_local_cluster_equals_in_process_and_compiles_once_per_worker(
     # the default Client ("dask") is the one this process connected last
     again = run_tasks(_fit_temperature, seeds[:2], shared={"data": judge_data},
                       executor="dask", progressbar=False)
-    assert [a[2] for a in again] == [h[2] for h in here[:2]]
+    np.testing.assert_allclose([a[2] for a in again], [h[2] for h in here[:2]], rtol=1e-5,
+                               atol=1e-6)
     with pytest.raises(ValueError, match="task 2 failed"):
         run_tasks(_boom, range(4), executor=dask_client, progressbar=False)
 
@@ -136,5 +141,6 @@ def test_split_protocol_on_dask_equals_in_process(dask_client):
     here = split_protocol(votes, labels, **kw)
     there = split_protocol(votes, labels, executor=dask_client, **kw)
     pd.testing.assert_frame_equal(there.mae, here.mae)
-    pd.testing.assert_frame_equal(there.parameters, here.parameters)
+    pd.testing.assert_frame_equal(there.parameters, here.parameters, check_exact=False,
+                                  rtol=1e-5, atol=1e-6)  # MAP: the optimiser's tolerance
     np.testing.assert_array_equal(there.evaluation, here.evaluation)
