@@ -41,3 +41,16 @@ def rhats_converged(r_hat, bulk: float = 1.05, share: float = 0.05, gross: float
     r = np.asarray(r_hat, dtype=float)
     r = r[np.isfinite(r)]
     return bool(r.size == 0 or ((r > bulk).mean() <= share and r.max() < gross))
+
+
+def within_posterior(summary, name: str, truth: float, n_checks: int = 1) -> bool:
+    """Whether ``truth`` lies within z posterior sds of the posterior mean of ``name``.
+
+    For one realisation with known truth (a recovery test): under a calibrated posterior
+    the chance of failing is ``FALSE_ALARM / n_checks`` (normal approximation), and the
+    check does not hinge on the Monte Carlo noise of a 95% interval's end points.
+    ``summary`` is a model's ``summarize()`` table (``mean`` and ``sd`` columns).
+    """
+    z = stats.norm.isf(FALSE_ALARM / (2 * n_checks))
+    mean, sd = float(summary.loc[name, "mean"]), float(summary.loc[name, "sd"])
+    return bool(abs(mean - truth) < z * sd)

@@ -14,7 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from bt_reference import davidson_log_probs, simulate_jury
+from scipy import stats
 from scipy.stats import spearmanr
+from stochastic import FALSE_ALARM, rhats_converged
 
 from bayesjudge import BTSigma, DavidsonBT
 from bayesjudge.experiments.jury_study import jury_simulation_study
@@ -31,19 +33,25 @@ def test_hard_bt_sigma_nuts_recovers_skills_and_discriminators():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # checked below
         model = BTSigma(kind="hard", symmetrize=False, random_seed=5).fit(df, **NUTS)
-    # a few divergences in the non-centred funnel of tau (4 judges) are tolerated
-    assert model.diagnostics_["max_rhat"] < 1.02 and model.diagnostics_["divergences"] <= 5
+    # a few divergences in the non-centred funnel of tau (4 judges) are tolerated; R-hat of
+    # 2 x 500 draws is judged over all parameters (tests/stochastic.py), not by its maximum
+    assert rhats_converged(model.summarize()["r_hat"], bulk=1.02)
+    assert model.diagnostics_["divergences"] <= 5
     # the truth on the model's scale: sum of log sigma = 0; ids aligned by name
     scale = np.exp(np.log(sigma).mean())
     judges = model.judges(ci_prob=0.9).set_index("judge").loc[[f"judge-{k}" for k in range(4)]]
     true_sigma = pd.Series(sigma / scale, index=[f"judge-{k}" for k in range(4)])
-    assert ((judges["discriminator_lower"] <= true_sigma)
-            & (true_sigma <= judges["discriminator_upper"])).all()
+    # each truth within z posterior sds of the centre (log scale; 90% interval = 2 x 1.645 sd),
+    # z at the suite's false-alarm rate shared over the 4 judges
+    lo, hi = np.log(judges["discriminator_lower"]), np.log(judges["discriminator_upper"])
+    z = stats.norm.isf(FALSE_ALARM / 8)
+    assert (np.abs(np.log(true_sigma) - (lo + hi) / 2) < z * (hi - lo) / (2 * 1.645)).all()
     rank = model.ranking(ci_prob=0.9)
     rank["truth"] = [truth["skill"][0, int(c[-1]), int(i.split("-")[1])] / scale
                      for c, i in zip(rank["context"], rank["item"])]
     covered = ((rank["skill_lower"] <= rank["truth"]) & (rank["truth"] <= rank["skill_upper"]))
-    assert covered.mean() >= 0.75  # 90% intervals, 18 skills
+    # 90% intervals, 18 skills: fewer covered than this has probability < FALSE_ALARM
+    assert covered.sum() >= stats.binom.ppf(FALSE_ALARM, len(covered), 0.9)
     for _, grp in rank.groupby("context"):
         assert spearmanr(grp["skill"], grp["truth"])[0] > 0.8
     # 1/sigma ranks the judges as the truth does
@@ -132,7 +140,9 @@ def test_position_bias_intervals_cover_the_truth_over_repeated_designs():
             & (judges["position_bias_true"] < judges["position_bias_upper"]))
     coverage = hits.unstack("judge")[["judge-0", "judge-1", "judge-2"]].mean().to_numpy()
     assert (coverage >= 0.75).all() and coverage.mean() >= 0.82, coverage
-    # unbiased: the mean estimate is within 3 standard errors of the truth
+    # unbiased: the mean estimate is within z standard errors of the truth (z at the
+    # suite's false-alarm rate, two-sided, shared over the 3 judges)
     estimates = judges["position_bias"].unstack("judge")[["judge-0", "judge-1", "judge-2"]]
     se = estimates.std(ddof=0) / np.sqrt(len(estimates))
-    assert (np.abs(estimates.mean().to_numpy() - BIAS) < 3 * se.to_numpy()).all()
+    z = stats.norm.isf(FALSE_ALARM / 6)
+    assert (np.abs(estimates.mean().to_numpy() - BIAS) < z * se.to_numpy()).all()
