@@ -4,7 +4,8 @@ The models of Qian, Sun, Gales & Knill (2026), "Who can we trust? LLM-as-a-jury
 for Comparative Assessment", arXiv:2602.16610 (soft / hard BT, eqs. 1-2; BT-sigma,
 eq. 13) and Davidson's tie model differ only in how a skill difference becomes
 the probability of an outcome. :class:`PairwiseModel` holds what they share: it
-validates and collapses the comparisons table (:mod:`bayesjudge.data.comparisons`),
+validates and collapses the comparisons table (:mod:`bayesjudge.data.comparisons`;
+eq. 3 by :mod:`bayesjudge.data.symmetrization`, every row staying an observation),
 lays the cells out for a cheap likelihood, and builds the zero-sum skills per
 ranking group and the judges' discriminators; ``predict``, ``ranking`` and
 ``judges`` come from :class:`~bayesjudge.models.bt_report.PairwiseReports`.
