@@ -268,6 +268,11 @@ def test_per_aspect_judge_skipping_an_aspect_is_named():
     sigma = model.judges().set_index(["judge", "aspect"])
     assert np.isfinite(sigma["discriminator"]).all()
     assert np.isfinite(sigma.loc[(df["judge"].iloc[0], "flu"), "discriminator"])
+    # input rows per judge and aspect (0 for the skipped one)
+    rows = skipped.groupby(["judge", "aspect"]).size()
+    counts = sigma["n_comparisons"]
+    assert counts.loc[(df["judge"].iloc[0], "flu")] == 0
+    np.testing.assert_array_equal(counts.loc[rows.index], rows)
 
 
 # ------------------------------------------------------------------ predict, ranking, judges

@@ -95,9 +95,11 @@ def symmetrize(comparisons: pd.DataFrame | Comparisons) -> pd.DataFrame | Compar
         paired = ~np.isnan(p_row)
         out.iloc[np.flatnonzero(paired), out.columns.get_loc(value)] = p_row[paired]
     else:
+        # the validator accepted the labels; turned rows get the canonical label
         turn = {"left": "right", "right": "left", "tie": "tie"}
         verdicts = out[value].to_numpy()[flip_at]
-        out.iloc[flip_at, out.columns.get_loc(value)] = [turn[v] for v in verdicts]
+        out.iloc[flip_at, out.columns.get_loc(value)] = [turn[str(v).strip().lower()]
+                                                         for v in verdicts]
     return out.reset_index(drop=True)
 
 
