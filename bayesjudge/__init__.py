@@ -6,7 +6,7 @@ from bayesjudge.base import BayesianModel, NotFittedError, load, registered_mode
 from bayesjudge.comparison import compare
 from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import DataValidationError
-from bayesjudge.data.comparisons import symmetrize
+from bayesjudge.data.symmetrization import symmetrize
 from bayesjudge.models.bradley_terry import BradleyTerry, BTSigma
 from bayesjudge.models.bt_davidson import DavidsonBT
 from bayesjudge.models.davidson import DavidsonAggregator

@@ -66,7 +66,7 @@ def test_soft_bt_flat_map_is_the_mle(jury, bt_flat):
 def test_symmetrize_default_fits_eq3_probabilities(jury):
     model = BradleyTerry(priors="flat").fit(jury)  # symmetrize=True
     sym = symmetrize(jury)
-    assert len(sym) < len(jury)
+    assert len(sym) == len(jury)  # every row stays an observation
     left, right, _, n, n_items, _ = reference_index(sym, validate_comparisons(jury))
     ref = fit_bt_mle(left, right, prob_of(sym), n, item_group=np.arange(n) // n_items)
     np.testing.assert_allclose(model.map_["skill"].ravel(), ref, atol=TOL)
@@ -233,12 +233,22 @@ def test_separated_item_finite_under_defaults_and_warns_under_flat(jury):
     assert np.isfinite(skill).all() and skill[0, 2] == skill[0].max() and skill[0, 2] < 10
 
 
-def test_all_tie_judge_is_rejected_where_its_parameter_is_infinite(arena):
+def test_all_tie_judge_is_refused_under_flat_priors_and_pooled_otherwise(arena):
     df = arena.assign(judge="j1")
     df.loc[df.index[:5], ["judge", "outcome"]] = ["lazy", "tie"]
-    for model in (BTSigma(kind="hard"), DavidsonBT(tie="per_judge")):
-        with pytest.raises(DataValidationError, match=r"judge.*\['lazy'\].*Fix"):
+    for model in (BTSigma(kind="hard"), DavidsonBT(tie="per_judge"),
+                  DavidsonBT(discriminators=True)):
+        with pytest.raises(DataValidationError, match=r"judge.*\['lazy'\].*flat.*Fix"):
+            type(model)(**{**model.get_params(), "priors": "flat"}).fit(df)
+    # under the default priors the posterior is proper: fit, and name the judge
+    for model, name in ((BTSigma(kind="hard"), "discriminator"),
+                        (DavidsonBT(tie="per_judge"), "tie_logit")):
+        with pytest.warns(UserWarning, match=r"\['lazy'\] called every comparison a tie.*prior"):
             model.fit(df)
+        judges = model.judges().set_index("judge")
+        assert np.isfinite(judges[name]).all()
+        width = judges[f"{name}_upper"] - judges[f"{name}_lower"]
+        assert width["lazy"] > width["j1"]  # its value comes from the prior
 
 
 def test_per_aspect_needs_the_aspect_column(jury):
@@ -258,6 +268,11 @@ def test_per_aspect_judge_skipping_an_aspect_is_named():
     sigma = model.judges().set_index(["judge", "aspect"])
     assert np.isfinite(sigma["discriminator"]).all()
     assert np.isfinite(sigma.loc[(df["judge"].iloc[0], "flu"), "discriminator"])
+    # input rows per judge and aspect (0 for the skipped one)
+    rows = skipped.groupby(["judge", "aspect"]).size()
+    counts = sigma["n_comparisons"]
+    assert counts.loc[(df["judge"].iloc[0], "flu")] == 0
+    np.testing.assert_array_equal(counts.loc[rows.index], rows)
 
 
 # ------------------------------------------------------------------ predict, ranking, judges

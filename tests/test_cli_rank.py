@@ -109,6 +109,25 @@ def test_rank_nuts(files, tmp_path):
     assert sorted(got["item"]) == sorted(ITEMS) and (got["skill_upper"] > got["skill_lower"]).all()
 
 
+def test_rank_counts_every_row_with_and_without_symmetrisation(files, tmp_path, capsys):
+    # every ordered pair judged 4 times by each judge: every row is an observation
+    # (symmetrised or not), and with balanced orders both fits are the same
+    hard = pd.read_csv(files / "hard.csv", dtype=str, keep_default_na=False)
+    path = tmp_path / "repeated.csv"
+    pd.concat([hard] * 4, ignore_index=True).to_csv(path, index=False)
+    rankings = {}
+    for flag in ("--symmetrize", "--no-symmetrize"):
+        out, judges = tmp_path / f"r{flag}.csv", tmp_path / f"j{flag}.csv"
+        assert main(["rank", str(path), "--out", str(out), "--judges", str(judges), flag]) == 0
+        printed = capsys.readouterr().out
+        assert f"on {4 * len(hard)} comparisons" in printed
+        assert ("symmetrised" in printed) == (flag == "--symmetrize")
+        assert _read_exact(judges)["n_comparisons"].tolist() == [4 * 20] * 3
+        rankings[flag] = _read_exact(out)
+    pd.testing.assert_frame_equal(rankings["--symmetrize"], rankings["--no-symmetrize"],
+                                  atol=1e-4, check_exact=False)
+
+
 def _no_input(d, *extra):
     # the input does not exist: an argument error must come first
     args = ["rank", str(d / "no-comparisons.csv"), *extra]
@@ -120,6 +139,9 @@ def _no_input(d, *extra):
                                                    "davidson-bt"),
     (["--level", "95"], "--level must lie strictly between 0.5 and 1"),
     (["--position-bias"], "apply to --model davidson-bt only"),
+    (["--model", "davidson-bt", "--position-bias", "--symmetrize"],
+     "--symmetrize turns every pair judged in both orders to one orientation"),
+    (["--symmetrize", "yes"], "unrecognized arguments: yes"),
     (["--model", "bt", "--per-aspect"], "--per-aspect applies to --model bt-sigma only"),
     (["--method", "nuts", "--chains", "1"], "--chains 1 is too small"),
     (["--seed", "-3"], "--seed must lie in"),

@@ -119,42 +119,54 @@ def test_symmetrize_soft_by_hand():
                        "left": ["a", "b", "a", "c", "a"], "right": ["b", "a", "c", "b", "b"],
                        "prob": [0.9, 0.3, 0.6, 0.2, 0.7], "note": "dropped"})
     out = symmetrize(df)
-    # (a,b) and (b,a) in context x: p' = (0.9 + 1 - 0.3) / 2 = 0.8; (a,c), (c,b) and
-    # context y's (a,b) were judged in one order only and stay as they are.
+    # (a,b) and (b,a) in context x: p' = (0.9 + 1 - 0.3) / 2 = 0.8 on both rows (each row
+    # stays an observation, the second turned to a-b); (a,c), (c,b) and context y's (a,b)
+    # were judged in one order only and stay as they are.
     assert out.columns.tolist() == ["context", "judge", "left", "right", "prob"]
-    assert out[["left", "right"]].values.tolist() == [["a", "b"], ["a", "c"], ["c", "b"],
-                                                     ["a", "b"]]
-    np.testing.assert_allclose(out["prob"], [0.8, 0.6, 0.2, 0.7])
+    assert out[["left", "right"]].values.tolist() == [["a", "b"], ["a", "b"], ["a", "c"],
+                                                     ["c", "b"], ["a", "b"]]
+    np.testing.assert_allclose(out["prob"], [0.8, 0.8, 0.6, 0.2, 0.7])
 
 
-def test_symmetrize_averages_repeats_and_is_per_judge():
+def test_symmetrize_averages_each_order_and_keeps_every_row():
     df = pd.DataFrame({"judge": ["k", "k", "k", "m"], "left": ["a", "a", "b", "b"],
                        "right": ["b", "b", "a", "a"], "prob": [0.9, 0.7, 0.4, 0.1]})
     out = symmetrize(df)
-    # judge k: mean p_ab = 0.8, p_ba = 0.4 -> (0.8 + 0.6) / 2 = 0.7; judge m: one order only
-    assert out["judge"].tolist() == ["k", "m"]
-    np.testing.assert_allclose(out["prob"], [0.7, 0.1])
+    # judge k: mean p_ab = 0.8, p_ba = 0.4 -> (0.8 + 0.6) / 2 = 0.7 (each order weighs
+    # half, however often it was judged), on all 3 rows; judge m: one order only
+    assert out["judge"].tolist() == ["k", "k", "k", "m"]
+    np.testing.assert_allclose(out["prob"], [0.7, 0.7, 0.7, 0.1])
+    cells = symmetrize(validate_comparisons(df))
+    assert cells.n.tolist() == [3.0, 1.0] and cells.n_rows == 4
+    np.testing.assert_allclose(cells.prob_sum, [2.1, 0.1])
 
 
-def test_symmetrize_hard_outcomes():
-    df = pd.DataFrame({"judge": "k", "left": ["a", "b", "a", "c", "b", "c"],
-                       "right": ["b", "a", "c", "a", "c", "b"],
-                       "outcome": ["left", "tie", "left", "left", "right", "left"]})
+def test_symmetrize_hard_outcomes_counts_every_verdict():
+    df = pd.DataFrame({"judge": "k", "left": ["a", "b", "a", "c", "b", "c", "b"],
+                       "right": ["b", "a", "c", "a", "c", "b", "a"],
+                       "outcome": ["left", "tie", "left", "left", "right", "left", "left"]})
     out = symmetrize(df)
-    # a-b: (1 + 1 - 0.5) / 2 = 0.75 -> left; a-c: (1 + 1 - 1) / 2 = 0.5 -> tie;
-    # b-c: (0 + 1 - 1) / 2 = 0 -> right
-    assert out.values.tolist() == [["k", "a", "b", "left"], ["k", "a", "c", "tie"],
-                                   ["k", "b", "c", "right"]]
+    # the reversed order's verdicts are turned around: b-a tie -> a-b tie, b-a left ->
+    # a-b right, c-a left -> a-c right, c-b left -> b-c right
+    assert out.values.tolist() == [
+        ["k", "a", "b", "left"], ["k", "a", "b", "tie"], ["k", "a", "c", "left"],
+        ["k", "a", "c", "right"], ["k", "b", "c", "right"], ["k", "b", "c", "right"],
+        ["k", "a", "b", "right"]]
+    cells = symmetrize(validate_comparisons(df))
+    assert cells.n.tolist() == [3.0, 2.0, 2.0]
+    np.testing.assert_allclose(cells.outcomes, [[1, 1, 1], [1, 0, 1], [0, 0, 2]])
+    np.testing.assert_allclose(cells.prob_sum, [1.5, 1.0, 0.0])
 
 
 def test_symmetrize_cells_equals_symmetrize_table():
     rng = np.random.default_rng(3)
     items = list("abcde")
     rows = [(k, i, j) for k in ("k1", "k2") for i in items for j in items
-            if i != j and rng.random() < 0.7]
-    df = pd.DataFrame(rows, columns=["judge", "left", "right"])
-    df["prob"] = rng.random(len(df))
-    cells = symmetrize(validate_comparisons(df)).to_frame()
-    table_way = validate_comparisons(symmetrize(df)).to_frame()
-    pd.testing.assert_frame_equal(cells, table_way)
-    assert len(cells) < len(df)
+            if i != j and rng.random() < 0.7 for _ in range(rng.integers(1, 4))]
+    df = pd.DataFrame(rows, columns=["judge", "left", "right"]).sample(frac=1, random_state=1)
+    for value in (rng.random(len(df)), rng.choice(["left", "tie", "right"], len(df))):
+        table = df.assign(**{"prob" if value.dtype == float else "outcome": value})
+        cells = symmetrize(validate_comparisons(table))
+        table_way = validate_comparisons(symmetrize(table))
+        pd.testing.assert_frame_equal(cells.to_frame(), table_way.to_frame())
+        assert len(cells) < len(table) and cells.n.sum() == len(table) == cells.n_rows

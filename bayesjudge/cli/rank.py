@@ -24,7 +24,8 @@ file format
                    optional context (items are compared only within it: an article,
                    a prompt) and aspect. Sparse designs and pairs judged in one order
                    only are fine. Pairs judged in both orders are symmetrised first
-                   (eq. 3) by bt and bt-sigma.
+                   (eq. 3) by bt and bt-sigma (--no-symmetrize: fit each order as
+                   judged; --symmetrize: davidson-bt too); every row counts either way.
 
 models (Qian, Sun, Gales & Knill 2026, arXiv:2602.16610)
   bt           soft (eq. 2) or hard (eq. 1) Bradley-Terry, every judge trusted alike
@@ -65,6 +66,11 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
                                              or args.tie != "global"):
             raise UsageError("--tie, --discriminators and --position-bias apply to --model "
                              "davidson-bt only. Fix: add --model davidson-bt or drop them.")
+        if args.symmetrize and args.position_bias:
+            raise UsageError("--symmetrize turns every pair judged in both orders to one "
+                             "orientation, which leaves --position-bias nothing to learn from. "
+                             "Fix: drop --symmetrize (the bias model replaces eq. 3) or "
+                             "--position-bias.")
         if args.per_aspect and args.model != "bt-sigma":
             raise UsageError("--per-aspect applies to --model bt-sigma only (one "
                              "discriminator per judge and aspect).")
@@ -101,6 +107,10 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
                       help="davidson-bt: add a discriminator sigma_k per judge")
     rank.add_argument("--position-bias", action="store_true",
                       help="davidson-bt: add a per-judge bias toward the left slot")
+    rank.add_argument("--symmetrize", action=argparse.BooleanOptionalAction, default=None,
+                      help="average the two orders of each pair judged in both (eq. 3) before "
+                      "fitting; every row still counts. Default: on for bt and bt-sigma, off "
+                      "for davidson-bt")
     rank.add_argument("--method", choices=["map", "nuts"], default="map",
                       help="MAP with a Laplace approximation (fast, default) or NUTS")
     rank.add_argument("--level", type=float, default=CI_PROB,
@@ -119,14 +129,15 @@ def build_model(args: argparse.Namespace):
     """The configured model of a ``rank`` command line."""
     from bayesjudge import BradleyTerry, BTSigma, DavidsonBT
 
+    sym = {} if args.symmetrize is None else {"symmetrize": args.symmetrize}
     if args.model == "bt":
-        return BradleyTerry(kind=args.kind or "soft", random_seed=args.seed)
+        return BradleyTerry(kind=args.kind or "soft", random_seed=args.seed, **sym)
     if args.model == "bt-sigma":
         return BTSigma(kind=args.kind or "soft", per_aspect=args.per_aspect,
-                       random_seed=args.seed)
+                       random_seed=args.seed, **sym)
     return DavidsonBT(discriminators=args.discriminators,
                       tie=args.tie.replace("-", "_"),
-                      position_bias=args.position_bias, random_seed=args.seed)
+                      position_bias=args.position_bias, random_seed=args.seed, **sym)
 
 
 def run_rank(args: argparse.Namespace) -> int:
@@ -144,7 +155,9 @@ def run_rank(args: argparse.Namespace) -> int:
         judges.to_csv(args.judges, index=False)
     fmt = {"float_format": lambda v: f"{v:.3f}", "index": False}
     n_ctx = ranking["context"].nunique() if "context" in ranking else 1
-    print(f"{type(model).__name__} ({args.method}) on {len(comparisons)} comparisons, "
+    # every row is an observation, symmetrised or not (eq. 3 keeps the rows' weight)
+    sym = ", both orders symmetrised (eq. 3)" if model.symmetrize else ""
+    print(f"{type(model).__name__} ({args.method}{sym}) on {len(comparisons)} comparisons, "
           f"{len(ranking)} items in {n_ctx} context(s):")
     head = ranking if n_ctx == 1 else ranking.groupby("context", sort=False).head(3)
     print(head.head(30).to_string(**fmt))

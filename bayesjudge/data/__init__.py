@@ -14,7 +14,6 @@ from bayesjudge.data.annotations import (  # noqa: F401  (re-exports)
 from bayesjudge.data.comparisons import (  # noqa: F401  (re-exports)
     COMPARISON_OUTCOMES,
     Comparisons,
-    symmetrize,
     validate_comparisons,
 )
 from bayesjudge.data.judgments import (  # noqa: F401  (re-exports)
@@ -43,3 +42,4 @@ from bayesjudge.data.schema import (  # noqa: F401  (re-exports)
     validate_labels,
     validate_votes,
 )
+from bayesjudge.data.symmetrization import symmetrize  # noqa: F401  (re-export)

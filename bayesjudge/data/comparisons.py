@@ -8,8 +8,8 @@ long table ``judge, left, right`` with either ``prob`` = P(left beats right) in
 ``aspect`` (a separate ranking per aspect). :func:`validate_comparisons` checks the
 table once and collapses it to one *cell* per distinct (context, aspect, left, right,
 judge), a :class:`Comparisons` that the models accept in place of the table, so a
-million rows cost no more than their distinct cells. :func:`symmetrize` is the
-paper's debiasing step, eq. 3.
+million rows cost no more than their distinct cells. The paper's debiasing step,
+eq. 3, is :func:`bayesjudge.data.symmetrization.symmetrize`.
 
 Ids are compared exactly as given and keep first-appearance order. With a
 ``context`` column an item id names one skill *per context* (the same id in two
@@ -22,7 +22,7 @@ the ids (``"article7/sysA"``) simply ranks all of them together -- pass the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -32,7 +32,7 @@ from scipy.sparse.csgraph import connected_components
 
 from bayesjudge.data.schema import DataValidationError, require_frame, show_values
 
-__all__ = ["COMPARISON_OUTCOMES", "Comparisons", "symmetrize", "validate_comparisons"]
+__all__ = ["COMPARISON_OUTCOMES", "Comparisons", "validate_comparisons"]
 
 COMPARISON_OUTCOMES = ("left", "tie", "right")
 """Outcome labels of the hard table, in the column order of ``Comparisons.outcomes``."""
@@ -196,11 +196,11 @@ def validate_comparisons(comparisons: pd.DataFrame | Comparisons) -> Comparisons
     """
     if isinstance(comparisons, Comparisons):
         return comparisons
-    return _collapse(comparisons)[0]
+    return collapse_rows(comparisons)[0]
 
 
-def _collapse(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray]:
-    """Validated cells and the cell of every row."""
+def collapse_rows(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray]:
+    """Validated cells (:func:`validate_comparisons`) and the cell index of every row."""
     df = require_frame(comparisons, _NAME, ["judge", "left", "right"])
     optional = [c for c in ("context", "aspect") if c in df.columns]
     for col in ["judge", "left", "right", *optional]:
@@ -238,7 +238,7 @@ def _collapse(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray]:
     rest, r = np.divmod(rest, len(items))
     rest, lft = np.divmod(rest, len(items))
     a, c = np.divmod(rest, n_ctx)
-    outcomes = np.bincount(cell * 3 + _code(p), minlength=3 * m).reshape(m, 3)
+    outcomes = np.bincount(cell * 3 + outcome_code(p), minlength=3 * m).reshape(m, 3)
     comps = Comparisons(
         kind=kind, items=items, judges=judges, contexts=contexts, aspects=aspects,
         context=c, aspect=a, left=lft, right=r, judge=j,
@@ -319,94 +319,6 @@ def separated_items(comps: Comparisons) -> pd.DataFrame:
     return out
 
 
-def symmetrize(comparisons: pd.DataFrame | Comparisons) -> pd.DataFrame | Comparisons:
-    r"""Debias positional preference by eq. 3: :math:`p'_{ij} = (p_{ij} + 1 - p_{ji}) / 2`.
-
-    For each (context, aspect, judge, unordered pair) judged in *both* orders,
-    the rows of both orders are replaced by one row (in the order, and at the
-    place, of the first of them) with ``p'`` computed from each order's mean
-    probability (repeated judgments of one ordered pair are averaged first, and
-    the pair then counts once). Rows of pairs judged in one order only are kept
-    as they are: eq. 3 needs both orders (the model-based alternative for them
-    is ``DavidsonBT(position_bias=True)``).
-
-    Hard outcomes count as p = 1 (left), 0.5 (tie), 0 (right); the symmetrised
-    outcome is ``left`` if p' > 0.5, ``right`` if p' < 0.5 and ``tie`` if
-    p' = 0.5. (The paper's y = 1[p' >= 0.5] would call an exact 0.5 a win of
-    whichever item happens to be written on the left; for LLM probabilities this
-    never happens, for hard outcomes judged once each way it is a split verdict.)
-
-    Parameters
-    ----------
-    comparisons : pandas.DataFrame or Comparisons
-        A comparisons table (see :func:`validate_comparisons`) or its cells.
-
-    Returns
-    -------
-    pandas.DataFrame or Comparisons
-        Same type as the input. A DataFrame has the columns ``[context,]
-        [aspect,] judge, left, right, prob|outcome`` (others are dropped).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"judge": ["k"] * 3, "left": ["a", "b", "a"],
-    ...                    "right": ["b", "a", "c"], "prob": [0.9, 0.3, 0.6]})
-    >>> symmetrize(df)["prob"].round(3).tolist()  # (0.9 + 1 - 0.3) / 2; a-c kept
-    [0.8, 0.6]
-    """
-    if isinstance(comparisons, Comparisons):
-        return _symmetrize_cells(comparisons)
-    comps, cell = _collapse(comparisons)
-    first, partner, p_sym = _pairs(comps)
-    paired = np.zeros(len(comps), dtype=bool)
-    paired[first] = True
-    paired[partner[first]] = True
-    row_first = np.zeros(len(cell), dtype=bool)  # the first row of each first-of-pair cell
-    pos = np.full(len(comps), len(cell), dtype=np.int64)
-    np.minimum.at(pos, cell, np.arange(len(cell)))
-    row_first[pos[first]] = True
-    keep_rows = ~paired[cell] | row_first
-    cols = [c for c in ("context", "aspect") if c in comparisons.columns]
-    value = "prob" if comps.kind == "soft" else "outcome"
-    out = comparisons[[*cols, "judge", "left", "right", value]].copy()
-    out[value] = out[value].astype(object) if comps.kind == "hard" else pd.to_numeric(out[value])
-    labels = np.array(COMPARISON_OUTCOMES, dtype=object)
-    new = p_sym if comps.kind == "soft" else labels[_code(p_sym)]
-    out.iloc[pos[first], out.columns.get_loc(value)] = new
-    return out[keep_rows].reset_index(drop=True)
-
-
-def _code(p: np.ndarray) -> np.ndarray:
+def outcome_code(p: np.ndarray) -> np.ndarray:
     """0 (left wins), 1 (tie) or 2 (right wins) for probabilities p of a left win."""
     return np.where(p > 0.5, 0, np.where(p < 0.5, 2, 1))
-
-
-def _pairs(comps: Comparisons) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cells judged in both orders: mask of the earlier cell, partner of each, p' (eq. 3)."""
-    n_items, n_j = len(comps.items), len(comps.judges)
-    g = comps.group
-    key = (g * n_items + comps.left) * n_items * n_j + comps.right * n_j + comps.judge
-    rev = (g * n_items + comps.right) * n_items * n_j + comps.left * n_j + comps.judge
-    partner = pd.Index(key).get_indexer(rev)
-    first = (partner >= 0) & (np.arange(len(key)) < partner)
-    mean = comps.prob_sum / comps.n
-    p_sym = 0.5 * (mean[first] + 1.0 - mean[partner[first]])  # eq. 3
-    return first, partner, p_sym
-
-
-def _symmetrize_cells(comps: Comparisons) -> Comparisons:
-    first, partner, p_sym = _pairs(comps)
-    if not first.any():
-        return comps
-    keep = np.ones(len(comps), dtype=bool)
-    keep[partner[first]] = False
-    n, prob_sum, outcomes = comps.n.copy(), comps.prob_sum.copy(), comps.outcomes.copy()
-    code = _code(p_sym)
-    n[first] = 1.0
-    # a symmetrised hard outcome is left / tie / right again
-    prob_sum[first] = p_sym if comps.kind == "soft" else 1.0 - 0.5 * code
-    outcomes[first] = np.eye(3)[code]
-    return replace(comps, context=comps.context[keep], aspect=comps.aspect[keep],
-                   left=comps.left[keep], right=comps.right[keep], judge=comps.judge[keep],
-                   n=n[keep], prob_sum=prob_sum[keep], outcomes=outcomes[keep])

@@ -54,7 +54,13 @@ class BradleyTerry(PairwiseModel):
         Likelihood of the probabilities (soft BT) or of the outcomes (hard BT).
     symmetrize : bool
         Apply eq. 3 to pairs judged in both orders before fitting (the paper's
-        default); pairs judged in one order only are used as they are.
+        default); pairs judged in one order only are used as they are. Every row
+        stays an observation: a symmetrised pair weighs the rows of both orders
+        (:func:`~bayesjudge.data.symmetrization.symmetrize`), so with as many
+        judgments in each order the fit is the same with and without it; it
+        differs when one order was judged more often (eq. 3 weighs the two
+        orders' mean probabilities equally) and for ``kind="hard"`` on
+        probabilities (p' is thresholded, as in the paper).
     priors : None, "flat" or dict
         Overrides of :attr:`default_priors` by name; ``"flat"`` gives the
         maximum-likelihood fit under MAP. Defaults::
@@ -131,7 +137,10 @@ class BTSigma(PairwiseModel):
     coordinates iid N(0, 1), i.e. ``ZeroSumNormal(1)``) and tau ~ HalfNormal(1):
     a non-centred hierarchy that pools the judges' log sigma towards their
     (zero) mean, so a judge with three comparisons gets a sigma near the jury's
-    instead of 0 or infinity. ``priors="flat"`` drops tau (log sigma = z, flat):
+    instead of 0 or infinity, and a judge who called every comparison a tie
+    (or said p = 0.5 throughout; the data alone push its sigma to infinity) gets
+    its sigma from the prior, with a UserWarning naming it (under ``priors="flat"``
+    such a judge is refused). ``priors="flat"`` drops tau (log sigma = z, flat):
     the MAP is the maximum-likelihood estimate of eq. 13 under the constraints
     above. NUTS samples the same prior in its centred form (log sigma ~
     ZeroSumNormal(tau); ``discriminator_offset`` is then tau z), which has no
@@ -145,7 +154,8 @@ class BTSigma(PairwiseModel):
     per_aspect : bool
         One discriminator per judge and aspect (needs an ``aspect`` column).
     symmetrize : bool
-        Apply eq. 3 to pairs judged in both orders (default, as the paper).
+        Apply eq. 3 to pairs judged in both orders (default, as the paper; every
+        row still counts, see :class:`BradleyTerry`).
     priors : None, "flat" or dict
         Overrides of :attr:`default_priors` by name. Defaults::
 

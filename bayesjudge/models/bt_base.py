@@ -4,7 +4,8 @@ The models of Qian, Sun, Gales & Knill (2026), "Who can we trust? LLM-as-a-jury
 for Comparative Assessment", arXiv:2602.16610 (soft / hard BT, eqs. 1-2; BT-sigma,
 eq. 13) and Davidson's tie model differ only in how a skill difference becomes
 the probability of an outcome. :class:`PairwiseModel` holds what they share: it
-validates and collapses the comparisons table (:mod:`bayesjudge.data.comparisons`),
+validates and collapses the comparisons table (:mod:`bayesjudge.data.comparisons`;
+eq. 3 by :mod:`bayesjudge.data.symmetrization`, every row staying an observation),
 lays the cells out for a cheap likelihood, and builds the zero-sum skills per
 ranking group and the judges' discriminators; ``predict``, ``ranking`` and
 ``judges`` come from :class:`~bayesjudge.models.bt_report.PairwiseReports`.
@@ -33,9 +34,9 @@ from bayesjudge.data.comparisons import (
     Comparisons,
     all_tie_judges,
     separated_items,
-    symmetrize,
     validate_comparisons,
 )
+from bayesjudge.data.symmetrization import symmetrize
 from bayesjudge.models.bt_core import (
     SkillLayout,
     bt_loglik_np,
@@ -155,14 +156,29 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         return comps.outcomes @ np.array([1.0, 0.5, 0.0]) if self._ties else self._win(comps)
 
     def _check_data(self, comps: Comparisons) -> None:
-        if self._has_discriminators() or self._per_judge_tie():
-            bad = all_tie_judges(comps)
-            if len(bad) and (len(comps.judges) > 1 or self._per_judge_tie()):
+        # An all-tie judge's likelihood increases all the way to sigma_k = inf (or a
+        # tie logit of +inf): no finite maximum, but the prior makes the posterior proper.
+        params = []
+        if self._has_discriminators() and len(comps.judges) > 1:
+            params.append(("discriminator", "discriminator_offset"))
+        if self._per_judge_tie():
+            params.append(("tie parameter", "tie_logit"))
+        bad = all_tie_judges(comps) if params else []
+        if len(bad):
+            what = " / ".join(p for p, _ in params)
+            flat = [prior for _, prior in params if self._is_flat(prior)]
+            if flat:
                 raise DataValidationError(
                     f"comparisons.judge: judge(s) {show_values(list(bad))} called every "
-                    f"comparison a tie (or gave p = 0.5 throughout): their discriminator / tie "
-                    f"parameter has no finite value and they carry no ranking information. Fix: "
+                    f"comparison a tie (or gave p = 0.5 throughout): under the flat prior of "
+                    f"{' and '.join(flat)} (priors='flat') their {what} has no finite value. "
+                    f"Fix: use the default priors (their {what} then comes from the prior), "
                     f"drop their rows, or use a model without per-judge parameters.")
+            warnings.warn(
+                f"comparisons.judge: judge(s) {show_values(list(bad))} called every comparison "
+                f"a tie (or gave p = 0.5 throughout): the data alone give their {what} no "
+                f"finite value, so it comes from the prior (judges() shows it with a wide "
+                f"interval); they carry no ranking information.", UserWarning, stacklevel=4)
         if getattr(self, "per_aspect", False) and comps.aspects is None:
             raise DataValidationError(
                 "comparisons has no aspect column, but per_aspect=True asks for one "

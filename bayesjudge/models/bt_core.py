@@ -165,7 +165,10 @@ def layout_state(comps: Comparisons, layout: SkillLayout) -> dict[str, Any]:
             "nodes": layout.nodes.tolist(), "dims": list(layout.dims),
             "shape": list(layout.shape),
             "judge_rows": np.bincount(comps.judge, weights=comps.n,
-                                      minlength=len(comps.judges)).tolist()}
+                                      minlength=len(comps.judges)).tolist(),
+            "judge_aspect_rows": np.bincount(
+                comps.judge * comps.n_aspects + comps.aspect, weights=comps.n,
+                minlength=len(comps.judges) * comps.n_aspects).tolist()}
 
 
 def layout_from_state(state: dict[str, Any]) -> SkillLayout:

@@ -49,9 +49,17 @@ class DavidsonBT(PairwiseModel):
     through the other pairs sharing its items (in a complete one-order design,
     by the skills' transitivity).
 
-    ``symmetrize`` defaults to False: eq. 3 averages the two orders into one
-    outcome and so discards ties' information and the bias itself;
-    ``position_bias=True`` is the alternative.
+    ``symmetrize`` defaults to False. With every verdict counted, eq. 3 on hard
+    outcomes turns the reversed order's verdicts around, which gives the same fit
+    without a position bias and hides the bias from ``position_bias=True`` (the
+    model-based alternative to eq. 3); a soft table is read as the outcomes of
+    the thresholded p'.
+
+    A judge who called every comparison a tie has no finite discriminator
+    (``discriminators=True``) or tie parameter (``tie="per_judge"``) in the data
+    alone; under the default priors it takes them from the prior, with a
+    UserWarning naming it (sparse crowds: a one-vote annotator who said "tie"),
+    and under a flat prior on them it is refused.
 
     Parameters
     ----------
@@ -62,7 +70,8 @@ class DavidsonBT(PairwiseModel):
     position_bias : bool
         Per-judge bias b_k towards the left slot.
     symmetrize : bool
-        Apply eq. 3 to pairs judged in both orders first (default False).
+        Apply eq. 3 to pairs judged in both orders first (default False; every
+        row still counts).
     priors : None, "flat" or dict
         Overrides of :attr:`default_priors` by name; ``"flat"`` gives the
         maximum-likelihood fit under MAP (without discriminators it equals the

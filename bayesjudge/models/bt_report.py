@@ -192,7 +192,7 @@ class PairwiseReports:
         -------
         pandas.DataFrame
             One row per judge (per judge and aspect with ``per_aspect=True``):
-            ``n_comparisons`` (rows of the fitted table) and, where the model
+            ``n_comparisons`` (input rows of the judge, or judge and aspect) and, where the model
             has them, ``discriminator``, ``reliability`` (= 1/discriminator),
             ``tie_logit`` and ``position_bias``, each with ``_lower``/``_upper``
             equal-tailed ``ci_prob`` intervals (MAP: from the Laplace draws).
@@ -208,7 +208,10 @@ class PairwiseReports:
             n_a = len(st["aspects"])
             out = out.loc[out.index.repeat(n_a)].reset_index(drop=True)
             out["aspect"] = np.tile(np.asarray(st["aspects"], dtype=object), len(st["judges"]))
-        out["n_comparisons"] = np.repeat(st["judge_rows"], n_a if per_aspect else 1)
+        # input rows per judge (per judge and aspect; models saved before that: per judge)
+        by_aspect = st.get("judge_aspect_rows") if per_aspect else None
+        out["n_comparisons"] = (np.asarray(by_aspect) if by_aspect is not None
+                                else np.repeat(st["judge_rows"], n_a if per_aspect else 1))
         for name in ("discriminator", "tie_logit", "position_bias"):
             if name not in post or (name == "tie_logit" and post[name].ndim == 2):
                 continue
