@@ -30,7 +30,7 @@ import pytensor.tensor as pt
 import xarray as xr
 from pymc.pytensorf import join_nonshared_inputs
 
-from bayesjudge import engine_cache, hessian, optim, samplers
+from bayesjudge import engine_cache, hessian, laplace_check, optim, samplers
 from bayesjudge.samplers import (  # noqa: F401  (re-exported)
     MIN_CHAINS,
     MIN_DRAWS,
@@ -97,6 +97,10 @@ class MAPResult:
         Joint log density at the mode.
     chol : ndarray or None
         Cholesky factor of the negative Hessian (block-sparse Laplace fits only).
+    importance : ImportanceResult or None
+        Importance resampling of the Laplace draws (:mod:`bayesjudge.laplace_check`).
+    laplace_ok : dict or None
+        Per-scalar trust flags of the Gaussian draws (None: resampled, all trusted).
     """
 
     point: dict[str, np.ndarray]
@@ -105,6 +109,8 @@ class MAPResult:
     logp: float
     laplace_x: np.ndarray | None = None
     chol: np.ndarray | None = None
+    importance: laplace_check.ImportanceResult | None = None
+    laplace_ok: dict[str, np.ndarray] | None = None
 
 
 class Engine:
@@ -343,6 +349,8 @@ class Engine:
         """Draws of the constrained parameters from the Laplace approximation.
 
         The engine's current data must be the data ``fit`` was found on (``blocks``: laplace).
+        Importance-resampled by :func:`bayesjudge.laplace_check.importance_resample` when its
+        Pareto k allows (``fit.importance``); else the Gaussian draws, with ``fit.laplace_ok``.
         """
         if fit.laplace_x is None:
             self.laplace(fit, blocks)
@@ -354,7 +362,15 @@ class Engine:
             )
         rng = np.random.default_rng(random_seed)
         xs = hessian.gaussian_draws(rng, fit.laplace_x, fit.cov, fit.chol, n_draws)
-        rows = [self._constrain(xi) for xi in xs]
+        # Weighted towards the true density where the Gaussian is off (bayesjudge.laplace_check);
+        # where that fails, a trust flag per scalar instead.
+        logp = lambda v: float(self._logp_dlogp_jac(v)[0])  # noqa: E731
+        imp = laplace_check.importance_resample(logp, fit.laplace_x, fit.cov, fit.chol, xs, rng)
+        fit.importance, fit.laplace_ok = imp, None
+        if not imp.resampled:
+            fit.laplace_ok = laplace_check.line_flags(logp, self._constrain, fit.laplace_x,
+                                                      fit.cov, self.param_names)
+        rows = [self._constrain(xi) for xi in imp.draws]
         return {
             name: np.stack([r[i] for r in rows])[None] for i, name in enumerate(self.param_names)
         }
