@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy import linalg
+from scipy import linalg, sparse
 
 __all__ = ["LINE_T", "LINE_TOL", "MIN_ESS", "ImportanceResult", "importance_resample",
            "k_threshold", "laplace_attrs", "line_flags", "pareto_weights", "read_flags",
@@ -217,7 +217,7 @@ def line_flags(
     """``laplace_ok`` per scalar of every constrained quantity, by the line check.
 
     The gradient ``a`` of each scalar at ``centre`` comes from central differences of
-    ``constrain`` (2 d calls); each scalar then costs two calls of ``logp``.
+    ``constrain`` (2 d calls, kept sparse); each scalar then costs two calls of ``logp``.
 
     Returns
     -------
@@ -227,36 +227,46 @@ def line_flags(
     d = centre.size
     base = [np.asarray(v, dtype=float) for v in constrain(centre)]
     sizes = [v.size for v in base]
-    jac = np.empty((sum(sizes), d))
     steps = 1e-5 * np.maximum(1.0, np.abs(centre))
-    for j in range(d):
+    rows, cols, vals = [], [], []
+    for j in range(d):  # sparse: a skill depends on its own group's coordinates only
         e = np.zeros(d)
         e[j] = steps[j]
         hi = np.concatenate([np.ravel(v) for v in constrain(centre + e)])
         lo = np.concatenate([np.ravel(v) for v in constrain(centre - e)])
-        jac[:, j] = (hi - lo) / (2 * steps[j])
+        diff = (hi - lo) / (2 * steps[j])
+        nz = np.flatnonzero(diff)
+        rows.append(nz)
+        cols.append(np.full(nz.size, j))
+        vals.append(diff[nz])
+    jac = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                            shape=(sum(sizes), d))
     lp0 = logp(centre)
-    ok = np.ones(len(jac), dtype=bool)
-    sa = jac @ cov  # rows: (Sigma a)'
-    var = np.einsum("ij,ij->i", sa, jac)
-    for i in np.flatnonzero(var > 1e-300):
-        v = sa[i] / np.sqrt(var[i])
-        for t in (-LINE_T, LINE_T):
-            gap = logp(centre + t * v) - lp0 + 0.5 * t * t
-            if not np.isfinite(gap) or abs(gap) > LINE_TOL:
-                ok[i] = False
-                break
+    ok = np.ones(jac.shape[0], dtype=bool)
+    for first in range(0, jac.shape[0], 256):  # (Sigma a)' for 256 scalars at a time
+        part = jac[first:first + 256]
+        sa = np.asarray(part @ cov)
+        var = np.asarray(part.multiply(sa).sum(axis=1)).ravel()
+        for i in np.flatnonzero(var > 1e-300):
+            v = sa[i] / np.sqrt(var[i])
+            for t in (-LINE_T, LINE_T):
+                gap = logp(centre + t * v) - lp0 + 0.5 * t * t
+                if not np.isfinite(gap) or abs(gap) > LINE_TOL:
+                    ok[first + i] = False
+                    break
     # A scalar is as trustworthy as the coordinates it is computed from: discriminators
     # log sigma_k = tau z_k inherit a failed check of the spread tau, whose marginal (a
     # curved ridge with z) no line through the mode shows for them.
-    scale = np.max(np.abs(jac), axis=1, keepdims=True)
-    depends = np.abs(jac) > 1e-8 * np.maximum(scale, 1e-300)
+    absj = abs(jac).tocsr()
+    scale = np.asarray(absj.max(axis=1).todense()).ravel()
+    depends = (absj > sparse.diags(1e-8 * scale) @ (absj > 0)).astype(np.int8).tocsr()
     # the unconstrained coordinates themselves are outputs too (value variables): the
     # rows whose gradient is a unit vector
-    unit = np.flatnonzero((depends.sum(axis=1) == 1) & np.isclose(scale[:, 0], 1.0))
+    counts = np.diff(depends.indptr)
+    unit = np.flatnonzero((counts == 1) & np.isclose(scale, 1.0))
     coord_ok = np.ones(d, dtype=bool)
-    coord_ok[np.argmax(depends[unit], axis=1)] = ok[unit]
-    ok &= ~depends[:, ~coord_ok].any(axis=1)
+    coord_ok[depends.indices[depends.indptr[unit]]] = ok[unit]
+    ok &= np.asarray(depends[:, ~coord_ok].sum(axis=1)).ravel() == 0
     out, start = {}, 0
     for name, value, size in zip(names, base, sizes):
         out[name] = ok[start:start + size].reshape(value.shape)
