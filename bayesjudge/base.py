@@ -167,7 +167,9 @@ class BayesianModel(ABC):
         """
         return None
 
-    # -- priors -------------------------------------------------------------------
+    def _laplace_reparam(self, engine) -> tuple[slice, int] | None:
+        return None  # (offsets, log scale) of a non-centred scale: Engine.laplace_draws
+
     def _prior_names(self) -> tuple[str, ...]:
         """Names of ``default_priors`` this configuration uses (all, unless overridden)."""
         return tuple(self.default_priors)
@@ -311,18 +313,17 @@ class BayesianModel(ABC):
             fd = self._fit_data
             self._engine.set_data(fd.data, fd.coords)  # another fit may have swapped it
             draws = self._engine.laplace_draws(self._map_result, LAPLACE_DRAWS, self.random_seed,
-                                               self._laplace_blocks(fd, self._engine))
+                                               self._laplace_blocks(fd, self._engine),
+                                               self._laplace_reparam(self._engine))
             post = xr.Dataset(
                 {k: (("chain", "draw", *self._dims_of(k, v)), v) for k, v in draws.items()},
                 coords={"chain": [0], "draw": np.arange(LAPLACE_DRAWS)},
-            )
-            post.attrs.update(laplace_attrs(self._map_result))
+                attrs=laplace_attrs(self._map_result))
             self._post = self._label(post, fd)
         return self._post
 
     def laplace_ok(self, name: str) -> np.ndarray:
-        """Per element of ``name``: False where its MAP (Laplace) interval is not to be trusted
-        (:mod:`bayesjudge.laplace_check`; all True for NUTS fits)."""
+        """Per element of ``name``: False where its MAP interval is untrustworthy."""
         post = self._posterior()
         return read_flags(post.attrs.get("laplace_ok"), name, post[name].shape[2:])
 
@@ -364,7 +365,6 @@ class BayesianModel(ABC):
         post = self._posterior()
         return {k: post[k].values.reshape(-1, *post[k].shape[2:]) for k in post.data_vars}
 
-    # -- summaries ------------------------------------------------------------------
     def summarize(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
         """Posterior summary of the model parameters with equal-tailed intervals.
 

@@ -146,3 +146,24 @@ def test_arena_map_intervals_overlap_nuts_or_are_flagged():
     iou = _iou(rm["skill_lower"].to_numpy(), rm["skill_upper"].to_numpy(),
                rn["skill_lower"].to_numpy(), rn["skill_upper"].to_numpy())
     assert (iou[rm["laplace_ok"].to_numpy()] >= 0.5).all(), iou
+
+
+def test_scaled_offsets_round_trip_and_gradient():
+    # y[z] = exp(x[tau]) x[z]; log p_y(y) = log p_x(x(y)) - n_z y[tau]: its gradient
+    # against central differences of the density itself
+    from bayesjudge.laplace_check import ScaledOffsets
+
+    tr = ScaledOffsets(slice(0, 2), 2)
+    prec = np.array([[2.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, 1.5]])
+
+    def fn(x):
+        return -0.5 * x @ prec @ x + np.sin(x[0]), -prec @ x + np.r_[np.cos(x[0]), 0, 0]
+
+    x = np.array([0.4, -1.2, 0.7])
+    y = tr.from_x(x)
+    np.testing.assert_allclose(tr.to_x(y), x)
+    lp, g = tr.logp_grad(fn, y)
+    assert lp == pytest.approx(fn(x)[0] - 2 * y[2])
+    eye = np.eye(3) * 1e-6
+    num = [(tr.logp_grad(fn, y + e)[0] - tr.logp_grad(fn, y - e)[0]) / 2e-6 for e in eye]
+    np.testing.assert_allclose(g, num, atol=1e-6)
