@@ -27,6 +27,7 @@ from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import check_ci_prob
 from bayesjudge.diagnostics import check_convergence
 from bayesjudge.inference import MAPResult, Sampler, get_engine
+from bayesjudge.laplace_check import laplace_attrs, read_flags, warn_flagged
 from bayesjudge.persistence import (
     ModelFileError,
     read_model_file,
@@ -166,7 +167,9 @@ class BayesianModel(ABC):
         """
         return None
 
-    # -- priors -------------------------------------------------------------------
+    def _laplace_reparam(self, engine) -> tuple[slice, int] | None:
+        return None  # (offsets, log scale) of a non-centred scale: Engine.laplace_draws
+
     def _prior_names(self) -> tuple[str, ...]:
         """Names of ``default_priors`` this configuration uses (all, unless overridden)."""
         return tuple(self.default_priors)
@@ -310,22 +313,24 @@ class BayesianModel(ABC):
             fd = self._fit_data
             self._engine.set_data(fd.data, fd.coords)  # another fit may have swapped it
             draws = self._engine.laplace_draws(self._map_result, LAPLACE_DRAWS, self.random_seed,
-                                               self._laplace_blocks(fd, self._engine))
+                                               self._laplace_blocks(fd, self._engine),
+                                               self._laplace_reparam(self._engine))
             post = xr.Dataset(
                 {k: (("chain", "draw", *self._dims_of(k, v)), v) for k, v in draws.items()},
                 coords={"chain": [0], "draw": np.arange(LAPLACE_DRAWS)},
-            )
-            post.attrs["inference"] = "laplace approximation (unconstrained space), not NUTS"
+                attrs=laplace_attrs(self._map_result))
             self._post = self._label(post, fd)
         return self._post
 
+    def laplace_ok(self, name: str) -> np.ndarray:
+        """Per element of ``name``: False where its MAP interval is untrustworthy."""
+        post = self._posterior()
+        return read_flags(post.attrs.get("laplace_ok"), name, post[name].shape[2:])
+
     def _dims_of(self, name: str, draws: np.ndarray) -> tuple[str, ...]:
-        rv = self._engine.model.named_vars.get(name)
-        dims = self._engine.model.named_vars_to_dims.get(name, ()) if rv is not None else ()
-        dims = tuple(dims or ())
-        if len(dims) != draws.ndim - 2:
-            dims = tuple(f"{name}_dim_{i}" for i in range(draws.ndim - 2))
-        return dims
+        dims = tuple(self._engine.model.named_vars_to_dims.get(name, None) or ())
+        return dims if len(dims) == draws.ndim - 2 else tuple(
+            f"{name}_dim_{i}" for i in range(draws.ndim - 2))
 
     def _assemble(
         self, post: xr.Dataset, fd: FitData, stats: xr.Dataset | None = None
@@ -358,17 +363,14 @@ class BayesianModel(ABC):
         if self.method_ == "map":
             return {k: np.asarray(v)[None] for k, v in self.map_.items()}
         post = self._posterior()
-        return {
-            k: post[k].values.reshape(-1, *post[k].shape[2:])
-            for k in post.data_vars
-        }
+        return {k: post[k].values.reshape(-1, *post[k].shape[2:]) for k in post.data_vars}
 
-    # -- summaries ------------------------------------------------------------------
     def summarize(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
         """Posterior summary of the model parameters with equal-tailed intervals.
 
         For MAP fits the table adds the ``map`` column (the optimum) and the
-        interval comes from the Laplace approximation.
+        interval comes from the (importance-resampled) Laplace approximation;
+        ``laplace_ok`` is False, with a warning, where it cannot be trusted.
         """
         import arviz as az
 
@@ -380,10 +382,10 @@ class BayesianModel(ABC):
             ci_kind="eti", kind=kind, round_to="none",
         )
         if self.method_ == "map":
-            flat = []
-            for name in self._summary_vars:
-                flat.extend(np.ravel(self.map_[name]).tolist())
-            table.insert(0, "map", flat)
+            names = self._summary_vars
+            table.insert(0, "map", np.concatenate([np.ravel(self.map_[n]) for n in names]))
+            table["laplace_ok"] = np.concatenate([self.laplace_ok(n).ravel() for n in names])
+            warn_flagged(table.rename_axis("_row").reset_index(), ["_row"])
         return table
 
     # -- persistence ------------------------------------------------------------------

@@ -30,7 +30,7 @@ import pytensor.tensor as pt
 import xarray as xr
 from pymc.pytensorf import join_nonshared_inputs
 
-from bayesjudge import engine_cache, hessian, optim, samplers
+from bayesjudge import engine_cache, hessian, laplace_check, optim, samplers
 from bayesjudge.samplers import (  # noqa: F401  (re-exported)
     MIN_CHAINS,
     MIN_DRAWS,
@@ -97,6 +97,10 @@ class MAPResult:
         Joint log density at the mode.
     chol : ndarray or None
         Cholesky factor of the negative Hessian (block-sparse Laplace fits only).
+    importance : ImportanceResult or None
+        Importance resampling of the Laplace draws (:mod:`bayesjudge.laplace_check`).
+    laplace_ok : dict or None
+        Per-scalar trust flags of the Gaussian draws (None: resampled, all trusted).
     """
 
     point: dict[str, np.ndarray]
@@ -105,6 +109,8 @@ class MAPResult:
     logp: float
     laplace_x: np.ndarray | None = None
     chol: np.ndarray | None = None
+    importance: laplace_check.ImportanceResult | None = None
+    laplace_ok: dict[str, np.ndarray] | None = None
 
 
 class Engine:
@@ -338,11 +344,16 @@ class Engine:
 
     def laplace_draws(
         self, fit: MAPResult, n_draws: int, random_seed: int | None,
-        blocks: np.ndarray | None = None,
+        blocks: np.ndarray | None = None, reparam: tuple[slice, int] | None = None,
     ) -> dict[str, np.ndarray]:
         """Draws of the constrained parameters from the Laplace approximation.
 
         The engine's current data must be the data ``fit`` was found on (``blocks``: laplace).
+        ``reparam``: (offsets, log scale) coordinates of a non-centred hierarchical scale;
+        the Gaussian is then taken in :class:`bayesjudge.laplace_check.ScaledOffsets`
+        coordinates. Importance-resampled by :func:`bayesjudge.laplace_check.importance_resample`
+        when its Pareto k allows (``fit.importance``); else the Gaussian draws, with
+        ``fit.laplace_ok``.
         """
         if fit.laplace_x is None:
             self.laplace(fit, blocks)
@@ -352,12 +363,41 @@ class Engine:
                 "approximation exists (a flat direction in the likelihood); refit "
                 "with priors=None or method='nuts'."
             )
+        centre, cov, chol, to_x = fit.laplace_x, fit.cov, fit.chol, None
+        logp = lambda v: float(self._logp_dlogp_jac(v)[0])  # noqa: E731
+        if reparam is not None:
+            centre, cov, chol, logp, to_x = self._centred_laplace(fit, reparam, blocks) or (
+                centre, cov, chol, logp, None)
         rng = np.random.default_rng(random_seed)
-        xs = hessian.gaussian_draws(rng, fit.laplace_x, fit.cov, fit.chol, n_draws)
-        rows = [self._constrain(xi) for xi in xs]
+        xs = hessian.gaussian_draws(rng, centre, cov, chol, n_draws)
+        # Weighted towards the true density where the Gaussian is off (bayesjudge.laplace_check);
+        # where that fails, a trust flag per scalar instead.
+        imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng)
+        constrain = self._constrain if to_x is None else (lambda v: self._constrain(to_x(v)))
+        fit.importance, fit.laplace_ok = imp, None
+        if not imp.resampled:
+            fit.laplace_ok = laplace_check.line_flags(logp, constrain, centre, cov,
+                                                      self.param_names)
+        rows = [constrain(xi) for xi in imp.draws]
         return {
             name: np.stack([r[i] for r in rows])[None] for i, name in enumerate(self.param_names)
         }
+
+    def _centred_laplace(self, fit: MAPResult, reparam: tuple[slice, int], blocks):
+        """(centre, cov, chol, logp, to_x) of the Laplace approximation in centred coordinates
+        (:class:`bayesjudge.laplace_check.ScaledOffsets`), or None where it does not exist."""
+        tr = laplace_check.ScaledOffsets(*reparam)
+        fy = lambda y: tr.logp_grad(self._logp_dlogp_jac, y)  # noqa: E731
+        res = optim.lbfgs_maximise(fy, tr.from_x(fit.laplace_x))
+        if not np.isfinite(res.fun):
+            return None
+        chol = hessian.laplace_cholesky(
+            hessian.compressed_hessian(lambda y: fy(y)[1], res.x, blocks))
+        if chol is None:
+            return None
+        cov = hessian.cov_from_cholesky(chol, potri=blocks is not None)
+        return (res.x, cov, chol if blocks is not None else None,
+                lambda y: float(fy(y)[0]), tr.to_x)
 
     # -- NUTS -----------------------------------------------------------------
     def set_pymc_data(self) -> None:

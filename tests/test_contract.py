@@ -306,3 +306,27 @@ def test_idata_has_what_compare_needs(name, map_fits, nuts_fits):
         warnings.simplefilter("ignore", UserWarning)
         table = bayesjudge.compare({"map": map_fits[name], "nuts": nuts_fits[name]})
     assert set(table.index) == {"map", "nuts"} and np.isfinite(table["elpd"]).all()
+
+
+#: MAP predictions whose intervals are not Laplace intervals: the preference models
+#: report the empirical-Bayes Beta interval at the MAP hyperparameters.
+_NOT_LAPLACE_PREDICT = {"PreferenceDistribution"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_map_tables_say_where_laplace_holds(name, examples, map_fits, nuts_fits):
+    # bayesjudge.laplace_check: every MAP table with Laplace intervals has a boolean
+    # laplace_ok column; NUTS tables do not
+    model = map_fits[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tables = {"summarize": model.summarize(), "predict": _predict(model, examples[name])}
+        for report in ("ranking", "judges"):
+            if hasattr(model, report):
+                tables[report] = getattr(model, report)()
+        assert "laplace_ok" not in nuts_fits[name].summarize()
+    for report, table in tables.items():
+        intervals = any(c == "lower" or c.endswith("_lower") for c in table.columns)
+        if report == "predict" and (not intervals or name in _NOT_LAPLACE_PREDICT):
+            continue
+        assert table["laplace_ok"].dtype == bool, report

@@ -220,6 +220,12 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         blocks[engine.value_slices()[value]] = fd.data["free_group"]  # skill_z[k]: free_cell[k]
         return blocks
 
+    def _laplace_reparam(self, engine) -> tuple[slice, int] | None:
+        """The judges' offsets z and log spread: log sigma = tau z (MAP's non-centred form)."""
+        where = engine.value_slices()
+        z, tau = where.get("discriminator_offset"), where.get("discriminator_spread_log__")
+        return None if self._centred() or z is None or tau is None else (z, tau.start)
+
     # -- graph pieces ----------------------------------------------------------------
     def _cell_graph(self, fd: FitData, priors, model: pm.Model):
         """Skill differences per pair and the judges' scale 1 / sigma (ones without them).

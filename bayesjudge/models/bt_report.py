@@ -17,6 +17,7 @@ import pandas as pd
 
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, check_ci_prob, require_frame, show_values
+from bayesjudge.laplace_check import warn_flagged
 from bayesjudge.models.bt_core import (
     SkillLayout,
     bt_log_probs,
@@ -154,7 +155,9 @@ class PairwiseReports:
             ``rank`` (1 = best, by ``skill``), ``rank_lower``/``rank_upper``
             (equal-tailed interval of the rank over draws) and ``p_best`` (share
             of draws in which the item is best in its group; sums to 1 per
-            group). MAP fits use the Laplace approximation's draws.
+            group). MAP fits use the Laplace approximation's draws and add
+            ``laplace_ok`` (False, with a warning, where those intervals cannot be
+            trusted: :mod:`bayesjudge.laplace_check`).
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
@@ -171,6 +174,9 @@ class PairwiseReports:
         out["rank_lower"] = np.quantile(ranks, q[0], axis=0, method="lower")
         out["rank_upper"] = np.quantile(ranks, q[1], axis=0, method="higher")
         out["p_best"] = (ranks == 1).mean(axis=0)
+        if self.method_ == "map":
+            out["laplace_ok"] = self.laplace_ok("skill").reshape(-1)
+            warn_flagged(out, list(out.columns[:list(out.columns).index("skill")]))
         return out.assign(_g=layout.group).sort_values(["_g", "rank"], kind="stable").drop(
             columns="_g").reset_index(drop=True)
 
@@ -195,7 +201,8 @@ class PairwiseReports:
             ``n_comparisons`` (input rows of the judge, or judge and aspect) and, where the model
             has them, ``discriminator``, ``reliability`` (= 1/discriminator),
             ``tie_logit`` and ``position_bias``, each with ``_lower``/``_upper``
-            equal-tailed ``ci_prob`` intervals (MAP: from the Laplace draws).
+            equal-tailed ``ci_prob`` intervals (MAP: from the Laplace draws, and
+            ``laplace_ok``, False where any of the row's intervals cannot be trusted).
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
@@ -223,6 +230,13 @@ class PairwiseReports:
                 out["reliability"] = 1.0 / point
                 out["reliability_lower"], out["reliability_upper"] = np.quantile(
                     1.0 / draws, q, axis=0)
+        if self.method_ == "map":  # a judge's row is as good as its worst parameter
+            ok = np.ones(len(out), dtype=bool)
+            for name in ("discriminator", "tie_logit", "position_bias"):
+                if name in out:
+                    ok &= self.laplace_ok(name).reshape(-1)
+            out["laplace_ok"] = ok
+            warn_flagged(out, ["judge", "aspect"] if per_aspect else ["judge"])
         return out
 
 

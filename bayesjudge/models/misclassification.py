@@ -31,6 +31,7 @@ from bayesjudge.data import (
     validate_misclassification,
 )
 from bayesjudge.inference import warn_user
+from bayesjudge.laplace_check import warn_flagged
 from bayesjudge.models.misclassification_starts import (
     GOOD_JUDGE_START,
     map_starts,
@@ -134,10 +135,12 @@ def posterior_table(
     systems=None,
     point: Mapping[str, np.ndarray] | None = None,
     include_draws: bool = False,
+    laplace_ok: Mapping[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """Mean, sd, median and equal-tailed interval of each quantity (and system).
 
-    ``draws[name]`` has shape (samples,) or (samples, n_systems).
+    ``draws[name]`` has shape (samples,) or (samples, n_systems); ``laplace_ok``
+    (MAP fits) adds that column, with a warning naming the rows where it is False.
     """
     tail = (1 - ci_prob) / 2
     rows = []
@@ -157,10 +160,15 @@ def posterior_table(
             )
             if point is not None:
                 row["map"] = float(np.ravel(point[name])[k])
+            if laplace_ok is not None:
+                row["laplace_ok"] = bool(np.ravel(laplace_ok[name])[k])
             if include_draws:
                 row["draws"] = x[:, k].copy()
             rows.append(row)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if laplace_ok is not None:
+        warn_flagged(table, ["system", "quantity"] if systems is not None else ["quantity"])
+    return table
 
 
 def simulate_judgments(
@@ -378,14 +386,17 @@ class MisclassificationModel(BayesianModel):
         pandas.DataFrame
             Rows ``accuracy`` and ``judged_rate`` (column ``quantity``); columns
             ``mean``, ``sd``, ``median``, ``lower``, ``upper`` and, for MAP fits,
-            ``map`` (the optimum).
+            ``map`` (the optimum) and ``laplace_ok`` (False, with a warning, where the
+            Laplace interval cannot be trusted: :mod:`bayesjudge.laplace_check`).
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
         post = self._posterior()
         draws = {k: post[k].values.reshape(-1) for k in ("accuracy", "judged_rate")}
         point = self.map_ if self.method_ == "map" else None
-        return posterior_table(draws, ci_prob, point=point, include_draws=include_draws)
+        ok = {k: self.laplace_ok(k) for k in draws} if point is not None else None
+        return posterior_table(draws, ci_prob, point=point, include_draws=include_draws,
+                               laplace_ok=ok)
 
 
 # Public path kept: bayesian_allocation lives in its own module (allocation is a

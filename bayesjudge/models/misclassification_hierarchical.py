@@ -298,7 +298,8 @@ class HierarchicalMisclassificationModel(BayesianModel):
         pandas.DataFrame
             One row per (``system``, ``quantity``), quantity in {``accuracy``,
             ``judged_rate``}; columns ``mean``, ``sd``, ``median``, ``lower``,
-            ``upper``, ``map`` (MAP fits) and ``draws`` (if ``include_draws``).
+            ``upper``, ``map`` and ``laplace_ok`` (MAP fits; see
+            :mod:`bayesjudge.laplace_check`) and ``draws`` (if ``include_draws``).
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
@@ -306,9 +307,9 @@ class HierarchicalMisclassificationModel(BayesianModel):
         k = len(self.systems_)
         draws = {q: post[q].values.reshape(-1, k) for q in ("accuracy", "judged_rate")}
         point = self.map_ if self.method_ == "map" else None
-        table = posterior_table(
-            draws, ci_prob, systems=self.systems_, point=point, include_draws=include_draws
-        )
+        ok = {q: self.laplace_ok(q) for q in draws} if point is not None else None
+        table = posterior_table(draws, ci_prob, systems=self.systems_, point=point,
+                                include_draws=include_draws, laplace_ok=ok)
         return table.sort_values(
             ["system", "quantity"], key=_system_order(self.systems_), ignore_index=True
         )
