@@ -30,7 +30,7 @@ import pytensor.tensor as pt
 import xarray as xr
 from pymc.pytensorf import join_nonshared_inputs
 
-from bayesjudge import engine_cache, hessian, laplace_check, optim, samplers
+from bayesjudge import engine_cache, hessian, laplace_check, laplace_grid, optim, samplers
 from bayesjudge.samplers import (  # noqa: F401  (re-exported)
     MIN_CHAINS,
     MIN_DRAWS,
@@ -373,6 +373,9 @@ class Engine:
         # Weighted towards the true density where the Gaussian is off (bayesjudge.laplace_check);
         # where that fails, a trust flag per scalar instead.
         imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng)
+        if not imp.resampled and reparam is not None:  # a funnel in the scale: integrate it
+            imp, to_x = laplace_grid.integrate_scale(self._logp_dlogp_jac, fit.laplace_x, fit.cov,
+                                                     reparam, blocks, rng, n_draws) or (imp, to_x)
         constrain = self._constrain if to_x is None else (lambda v: self._constrain(to_x(v)))
         fit.importance, fit.laplace_ok = imp, None
         if not imp.resampled:

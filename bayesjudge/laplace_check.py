@@ -181,6 +181,8 @@ class ImportanceResult:
         ``pareto_k`` passed :func:`k_threshold` and ``ess >= MIN_ESS``.
     adapted : bool
         The defensive-mixture step ran.
+    grid : int
+        Grid points of log scale integrated over (:mod:`bayesjudge.laplace_grid`; 0: none).
     """
 
     draws: np.ndarray = field(repr=False)
@@ -188,6 +190,7 @@ class ImportanceResult:
     ess: float
     resampled: bool
     adapted: bool = False
+    grid: int = 0
 
 
 def importance_resample(
