@@ -9,16 +9,18 @@ Conditionally on ``log tau`` the rest is close to Gaussian, so, as in INLA (Rue,
 Martino & Chopin (2009), JRSS-B 71:319-392, sec. 3), the scale is integrated out
 numerically:
 
-1. a grid ``t_g`` of ``log tau`` values, from the mode outwards in steps of
-   :data:`STEP` Laplace standard deviations until the log marginal falls
-   :data:`DROP` nats below its largest value;
+1. a grid ``t_g`` of ``log tau`` values, from the Laplace centre outwards in steps of
+   :data:`STEP` Laplace standard deviations (longer where the marginal is flat, up to
+   :data:`MAX_STEP`) until the log marginal falls :data:`DROP` nats below its largest
+   value;
 2. at each ``t_g`` the conditional mode ``m_g`` and Cholesky factor ``L_g`` of the
    negative Hessian of the other coordinates (``log tau`` held fixed; warm-started from
    the neighbour), and the Laplace estimate of the marginal density
    ``log p(t_g) ~ log p(m_g, t_g) - sum log diag L_g``;
-3. draws from the mixture ``sum_g w_g N(t; t_g, STEP^2) N(rest; m_g + b_g (t - t_g), L_g)``
-   with ``w_g`` proportional to ``p(t_g)`` and ``b_g`` the slope of the conditional
-   mode between neighbours; the mixture's density is exact, so the draws are then
+3. draws from the mixture ``sum_g w_g N(t; t_g, c_g^2) N(rest; m_g + b_g (t - t_g), L_g)``
+   with ``w_g`` proportional to ``p(t_g) c_g``, ``c_g`` the width of the point's cell
+   (half-way to its neighbours) and ``b_g`` the slope of the conditional mode between
+   neighbours; the mixture's density is exact, so the draws are then
    importance-resampled (PSIS) as the plain Laplace ones are, and trusted only if
    the Pareto k passes.
 
@@ -44,16 +46,18 @@ from bayesjudge.laplace_check import (
     pareto_weights,
 )
 
-__all__ = ["DROP", "MAX_POINTS", "STEP", "ScaleGrid", "grid_resample", "integrate_scale",
-           "scale_grid"]
+__all__ = ["DROP", "MAX_POINTS", "MAX_STEP", "STEP", "ScaleGrid", "grid_resample",
+           "integrate_scale", "scale_grid"]
 
-#: Grid step in standard deviations of the Laplace marginal of log tau (also the
-#: sd of each mixture component along log tau).
+#: First grid step in standard deviations of the Laplace marginal of log tau.
 STEP = 0.5
 #: The grid stops where the Laplace log marginal is this many nats below its maximum.
 DROP = 7.0
 #: Most grid points on each side of the mode (the cost bound).
 MAX_POINTS = 24
+#: Longest step (log tau): where the log marginal changes by < 0.5 nats a step, the step
+#: grows by half (the long tail of a funnel, ~1 nat per unit of log tau) up to this.
+MAX_STEP = 1.0
 
 
 @dataclass
@@ -66,7 +70,7 @@ class ScaleGrid:
     modes: np.ndarray
     slopes: np.ndarray
     chols: list
-    sd: float
+    sd: np.ndarray
 
     def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` rows from the mixture (full coordinate vectors)."""
@@ -77,7 +81,7 @@ class ScaleGrid:
         out = np.empty((n, d))
         for g in np.unique(comp):
             rows = np.flatnonzero(comp == g)
-            t = self.t[g] + self.sd * rng.standard_normal(rows.size)
+            t = self.t[g] + self.sd[g] * rng.standard_normal(rows.size)
             noise = rng.standard_normal((rest.sum(), rows.size))
             eps = linalg.solve_triangular(self.chols[g], noise, lower=True, trans="T").T
             x = self.modes[g] + np.outer(t - self.t[g], self.slopes[g])
@@ -95,7 +99,7 @@ class ScaleGrid:
         for g in range(len(self.t)):
             mean = self.modes[g] + np.outer(t - self.t[g], self.slopes[g])
             z = (xs[:, rest] - mean[:, rest]) @ self.chols[g]
-            lt = -0.5 * ((t - self.t[g]) / self.sd) ** 2 - np.log(self.sd)
+            lt = -0.5 * ((t - self.t[g]) / self.sd[g]) ** 2 - np.log(self.sd[g])
             lr = -0.5 * np.sum(z * z, axis=1) + np.sum(np.log(np.diag(self.chols[g])))
             parts.append(lw[g] + lt + lr - 0.5 * xs.shape[1] * np.log(2 * np.pi))
         return np.logaddexp.reduce(np.stack(parts), axis=0)
@@ -153,26 +157,33 @@ def scale_grid(
     first = point(t0, start)
     if first is None:
         return None
-    pts = {0: first}
+    pts = {t0: first}
     for sign in (-1, 1):
-        prev, best = first, first[2]
-        for i in range(1, MAX_POINTS + 1):
-            p = point(t0 + sign * i * h, prev[0])
+        prev, best, t, step = first, first[2], t0, h
+        for _ in range(MAX_POINTS):
+            t += sign * step
+            p = point(t, prev[0])
             if p is None:
                 return None
-            pts[sign * i] = p
+            pts[t] = p
             best = max(best, p[2])
             if p[2] < best - DROP:
                 break
+            if abs(p[2] - prev[2]) < 0.5:  # a flat stretch (a funnel's tail): longer steps
+                step = min(1.5 * step, MAX_STEP)
             prev = p
-    keys = sorted(pts)
-    t = np.array([t0 + k * h for k in keys])
-    modes = np.stack([pts[k][0] for k in keys])
-    slopes = np.gradient(modes, t, axis=0) if len(keys) > 1 else np.zeros_like(modes)
+    t = np.array(sorted(pts))
+    modes = np.stack([pts[k][0] for k in t])
+    slopes = np.gradient(modes, t, axis=0) if len(t) > 1 else np.zeros_like(modes)
     slopes[:, tau] = 0.0
-    return ScaleGrid(tau, t, np.array([pts[k][2] for k in keys]), modes, slopes,
-                     [pts[k][1] for k in keys], h)
-
+    # each point stands for the cell half-way to its neighbours (weight p(t_g) x width),
+    # and its Gaussian along log tau is as wide as that cell (a kernel density estimate)
+    edges = np.r_[t[0] - (t[1] - t[0]) / 2 if len(t) > 1 else t[0] - h,
+                  (t[1:] + t[:-1]) / 2,
+                  t[-1] + (t[-1] - t[-2]) / 2 if len(t) > 1 else t[-1] + h]
+    width = np.diff(edges)
+    log_w = np.array([pts[k][2] for k in t]) + np.log(width)
+    return ScaleGrid(tau, t, log_w, modes, slopes, [pts[k][1] for k in t], width)
 
 def grid_resample(
     logp: Callable[[np.ndarray], float], grid: ScaleGrid, rng: np.random.Generator, n: int,
