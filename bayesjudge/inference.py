@@ -352,8 +352,9 @@ class Engine:
         ``reparam``: (offsets, log scale) coordinates of a non-centred hierarchical scale;
         the Gaussian is then taken in :class:`bayesjudge.laplace_check.ScaledOffsets`
         coordinates. Importance-resampled by :func:`bayesjudge.laplace_check.importance_resample`
-        when its Pareto k allows (``fit.importance``); else the Gaussian draws, with
-        ``fit.laplace_ok``.
+        when its Pareto k allows (``fit.importance``); with ``reparam``, where it does not,
+        log scale integrated on a grid (:func:`bayesjudge.laplace_grid.integrate_scale`);
+        else the Gaussian draws, with ``fit.laplace_ok``.
         """
         if fit.laplace_x is None:
             self.laplace(fit, blocks)

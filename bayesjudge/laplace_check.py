@@ -325,6 +325,7 @@ def laplace_attrs(fit) -> dict:
     """Posterior attributes of a MAP fit's draws (strings and numbers: they survive netCDF)."""
     imp = fit.importance
     how = ", importance-resampled (PSIS)" if imp.resampled else ""
+    how += f", integrated over a {imp.grid}-point grid of the log scale" if imp.grid else ""
     flags = {k: np.asarray(v, dtype=bool).tolist() for k, v in (fit.laplace_ok or {}).items()}
     return {"inference": f"laplace approximation (unconstrained space){how}, not NUTS",
             "pareto_k": imp.pareto_k, "laplace_ok": json.dumps(flags)}
