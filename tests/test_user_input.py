@@ -23,6 +23,7 @@ from bayesjudge.data import (
     validate_labels,
     validate_votes,
 )
+from bayesjudge.datasets import SUMMEVAL_ASPECTS, load_summeval
 from bayesjudge.metrics import comparison_probs
 from bayesjudge.rewards import swap_augment
 
@@ -127,6 +128,14 @@ def test_repeated_header_in_a_file_names_its_line(tmp_path, capsys, command, tex
                  str(tmp_path / "out.csv")]) == 2
     line = _one_error_line(capsys.readouterr().err)
     assert "repeated header line at file lines [4]" in line, line
+
+
+def test_repeated_header_in_a_loaded_file_is_named(tmp_path):
+    header = ",".join(["doc_id", "system", *SUMMEVAL_ASPECTS])
+    row = ",".join(["d1", "M0", *["3"] * len(SUMMEVAL_ASPECTS)])
+    (tmp_path / "summeval.csv").write_text(f"{header}\n{row}\n{header}\n")
+    with pytest.raises(DataValidationError, match="repeated header line"):
+        load_summeval(tmp_path / "summeval.csv")
 
 
 # ----------------------------------------------------------- labels ignore case
