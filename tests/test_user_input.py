@@ -25,6 +25,7 @@ from bayesjudge.data import (
 )
 from bayesjudge.datasets import SUMMEVAL_ASPECTS, load_summeval
 from bayesjudge.metrics import comparison_probs
+from bayesjudge.metrics.calibration import as_binary_labels
 from bayesjudge.rewards import swap_augment
 
 
@@ -157,6 +158,8 @@ def test_preference_labels_ignore_case_and_spaces():
     assert counts.counts.tolist() == [[1, 1, 1]]
     flipped = swap_augment(pd.DataFrame({"item": ["i", "j"], "label": [" a ", "b\t"]}))
     assert flipped["label"].tolist()[2:] == ["B", "A"]
+    np.testing.assert_array_equal(as_binary_labels(np.array(["b", " A", "B"], dtype=object),
+                                                   "labels"), [1.0, 0.0, 1.0])
 
 
 # ------------------------------------------------------- rows and file lines
