@@ -29,8 +29,9 @@ import pandas as pd
 import xarray as xr
 
 from bayesjudge.base import BayesianModel
+from bayesjudge.inference import ConvergenceWarning
 
-__all__ = ["compare", "loo"]
+__all__ = ["check_comparable", "compare", "loo"]
 
 #: Default NUTS settings of an exact-LOO refit of a NUTS fit (``refit_kwargs`` overrides).
 _REFIT_TUNE = 1000
@@ -222,6 +223,7 @@ class _Refits:
             raise ValueError(f"reloo needs one observation dim; {type(self.model).__name__} "
                              f"has {list(idx)}.")
         fd = self.model._fit_data
+        self.left_out = int(idx)
         return self.model._loo_data(fd, self.var_name, int(idx)), int(idx)
 
     def sample(self, modified_observed_data):
@@ -229,10 +231,15 @@ class _Refits:
         # key, so the same compiled engine); fit rebinds every fitted attribute.
         refit = copy.copy(self.model)
         refit._prepare = lambda *args, **kwargs: modified_observed_data
-        with warnings.catch_warnings():
-            # The refit's own data checks already warned on the full data set.
-            warnings.simplefilter("ignore", UserWarning)
-            return refit.fit(**self.settings)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            refit.fit(**self.settings)
+        for w in caught:  # data checks already warned on the full data; convergence did not
+            if issubclass(w.category, ConvergenceWarning):
+                warnings.warn(f"exact-LOO refit of {type(self.model).__name__} without "
+                              f"observation {self.left_out}: {w.message}", ConvergenceWarning,
+                              stacklevel=2)
+        return refit
 
     def get_inference_data(self, fitted_model):
         return fitted_model

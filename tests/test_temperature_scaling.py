@@ -191,12 +191,12 @@ def test_certainties_are_their_own_category_and_leave_the_temperature_alone():
     assert np.isfinite(fit.idata_["log_likelihood"]["successes"].values).all()
 
 
-def test_certainties_unseen_in_the_fit_map_to_themselves(sim):
+def test_certainties_unseen_in_the_fit_get_their_prior(sim):
     fit = TemperatureScaling().fit(sim.outputs[["item", "prob"]], sim.annotations)
     assert "calibrated_one" not in fit.summarize().index
     with pytest.warns(UserWarning, match="saw no such output"):
         out = fit.transform(np.array([0.0, 1.0, 0.5]))
-    np.testing.assert_array_equal(out[:2], [0.0, 1.0])
+    np.testing.assert_allclose(out, [0.5, 0.5, 0.5])  # Beta(1, 1) mean; logit 0.5 = 0
 
 
 def test_only_certainties_and_a_non_beta_prior_raise(sim):

@@ -57,7 +57,7 @@ _PREDICT_CHUNK = 2_000_000  # draws x rows per block of predict
 def _logit(p: np.ndarray) -> np.ndarray:
     """logit p for 0 < p < 1; the certainties are set to 0 (their rows carry no weight)."""
     p = np.asarray(p, dtype=float)
-    return special.logit(np.where((p > 0) & (p < 1), p, 0.5))
+    return special.logit(np.where((p == 0) | (p == 1), 0.5, p))
 
 
 class TemperatureScaling(BayesianModel):
@@ -88,7 +88,8 @@ class TemperatureScaling(BayesianModel):
     Beta posterior (the likelihood factorises: these rows say nothing about T and b,
     which are fitted on the finite outputs only, so no clip constant enters the fit).
     ``summarize`` and ``predict`` report them when the data have such outputs;
-    ``predict`` maps a certainty the fit never saw to itself (the map's limit).
+    ``predict`` gives a certainty the fit never saw its category's prior (with a
+    warning): nothing in the data says how often it is right.
 
     Parameters
     ----------
@@ -164,7 +165,7 @@ class TemperatureScaling(BayesianModel):
         if prior.dist != "Beta" or set(prior.params) != {"alpha", "beta"}:
             raise ValueError(f"priors[{name!r}] must be Prior('Beta', alpha=..., beta=...) "
                              f"(conjugate), got {prior!r}.")
-        succ, trials = self._certain[name]
+        succ, trials = self._certain.get(name, (0.0, 0.0))  # unseen: the prior
         return prior.params["alpha"] + succ, prior.params["beta"] + trials - succ
 
     def fit(self, *args, **kwargs):  # noqa: D102 (BayesianModel.fit)
@@ -299,14 +300,21 @@ class TemperatureScaling(BayesianModel):
         draws = self.param_draws()
         x = _logit(p)
         certain = {value: p == value for value in CERTAINTIES}
+        n_draws = len(draws["log_temperature"])
         unseen = [v for v, rows in certain.items()
                   if rows.any() and CERTAINTIES[v] not in draws]
         if unseen:
             warnings.warn(
-                f"prob holds exact {unseen} but the fit saw no such output, so their "
-                f"calibrated value is the map's limit ({unseen}); fit on data with them to "
-                f"calibrate them.", UserWarning, stacklevel=4)
-        n_draws = len(draws["log_temperature"])
+                f"prob holds exact {unseen} but the fit saw no such output: their calibrated "
+                f"probability is their category's prior ({[CERTAINTIES[v] for v in unseen]}; "
+                f"Beta(1, 1): 0.5 with a 95% interval [0.025, 0.975]). Fit on data with such "
+                f"outputs to calibrate them.", UserWarning, stacklevel=4)
+            rng = np.random.default_rng(self.random_seed)
+            draws = dict(draws)
+            for v in unseen:
+                a, b = self._beta_posterior(CERTAINTIES[v])
+                draws[CERTAINTIES[v]] = (np.full(1, a / (a + b)) if n_draws == 1
+                                         else rng.beta(a, b, size=n_draws))
         mean = np.empty(len(x))
         lo = np.empty(len(x)) if ci_prob is not None and n_draws > 1 else None
         hi = np.empty(len(x)) if lo is not None else None
@@ -317,8 +325,7 @@ class TemperatureScaling(BayesianModel):
             for value, rows in certain.items():
                 hit = rows[part]
                 if hit.any():
-                    q = draws.get(CERTAINTIES[value])
-                    prob[:, hit] = value if q is None else np.asarray(q, float)[:, None]
+                    prob[:, hit] = np.asarray(draws[CERTAINTIES[value]], float)[:, None]
             mean[part] = prob.mean(0)
             if lo is not None:
                 lo[part], hi[part] = np.quantile(prob, [(1 - ci_prob) / 2, (1 + ci_prob) / 2],
