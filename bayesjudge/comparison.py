@@ -113,25 +113,31 @@ def check_comparable(models: Mapping[str, BayesianModel]) -> None:
             ref = (label, obs)
             continue
         ref_label, ref_obs = ref
-        keys = sorted(set(obs.attrs) | set(ref_obs.attrs))
-        differ = [k for k in keys if obs.attrs.get(k) != ref_obs.attrs.get(k)]
-        if differ:
-            what = "; ".join(
-                f"{k}: {ref_label} {ref_obs.attrs.get(k, '(not set)')!r}, "
-                f"{label} {obs.attrs.get(k, '(not set)')!r}" for k in differ)
+
+        def show(key):
+            return (f"{key}: {ref_label} {ref_obs.attrs.get(key, '(not set)')!r}, "
+                    f"{label} {obs.attrs.get(key, '(not set)')!r}")
+
+        if obs.attrs["outcome_space"] != ref_obs.attrs["outcome_space"]:
             raise ValueError(
                 f"cannot compare {label} with {ref_label}: their pointwise log-likelihoods are "
-                f"not densities of the same observed data ({what}). An ELPD and the stacking "
-                f"weights compare only fits that score the same observations on the same "
-                f"outcome space; fit both models to the same prepared data with likelihoods "
-                f"of the same outcome.")
+                f"not densities of the same outcome ({show('outcome_space')}). An ELPD and the "
+                f"stacking weights compare only fits that score the same observations on the "
+                f"same outcome space; compare models whose likelihoods are probabilities of "
+                f"the same outcome.")
         if not obs.equals(ref_obs):
             bad = [v for v in sorted(set(obs.data_vars) | set(ref_obs.data_vars))
                    if v not in obs or v not in ref_obs or not obs[v].equals(ref_obs[v])]
+            # a preparation step (symmetrisation) that differs explains the difference
+            steps = [k for k in sorted(set(obs.attrs) | set(ref_obs.attrs))
+                     if k != "outcome_space" and obs.attrs.get(k) != ref_obs.attrs.get(k)]
+            why = (f"; the data were prepared differently ({'; '.join(map(show, steps))})"
+                   if steps else "")
             raise ValueError(
-                f"model {label} was fitted to different observed data than {ref_label} "
-                f"(observed_data variables that differ: {bad}); leave-one-out comparison needs "
-                f"the same data.")
+                f"cannot compare {label} with {ref_label}: they were fitted to different "
+                f"observed data (observed_data variables that differ: {bad}){why}. "
+                f"Leave-one-out comparison needs the same observations: fit both to the same "
+                f"data, prepared the same way.")
 
 
 def loo(

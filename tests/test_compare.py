@@ -53,8 +53,14 @@ def test_refuses_symmetrised_against_unsymmetrised(jury_with_ties):
     table = jury_with_ties[jury_with_ties["outcome"] != "tie"]
     sym = _quiet_fit(bj.BradleyTerry(kind="hard", symmetrize=True), table)
     raw = _quiet_fit(bj.BradleyTerry(kind="hard", symmetrize=False), table)
-    with pytest.raises(ValueError, match=r"symmetrized: 'sym' \(BradleyTerry\) 'yes"):
+    with pytest.raises(ValueError, match=r"different observed data .*prepared differently "
+                       r"\(symmetrized: 'sym' \(BradleyTerry\) 'yes"):
         bj.compare({"sym": sym, "raw": raw})
+    # a table symmetrised by hand is the same observed data: comparable
+    by_hand = _quiet_fit(bj.BradleyTerry(kind="hard", symmetrize=False), bj.symmetrize(table))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        assert len(bj.compare({"sym": sym, "by_hand": by_hand})) == 2
 
 
 def test_bt_hard_and_davidson_compare_on_tie_free_outcomes(jury_with_ties):
