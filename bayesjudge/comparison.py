@@ -190,11 +190,17 @@ def loo(
         warnings.filterwarnings("ignore", message="Estimated shape parameter of Pareto")
         first = az_loo(tree, pointwise=True, var_name=wrapper.var_name)
     try:
-        return az_reloo(wrapper, loo_orig=first, var_name=wrapper.var_name,
-                        k_threshold=k_threshold, pointwise=True)
+        out = az_reloo(wrapper, loo_orig=first, var_name=wrapper.var_name,
+                       k_threshold=k_threshold, pointwise=True)
     finally:  # the refits swapped the shared engine's data
         fd = model._fit_data
         model._engine.set_data(fd.data, fd.coords)
+    left = int(np.sum(out.pareto_k.values > out.good_k))
+    if left:  # a k_threshold above ArviZ's good_k left some unreliable terms
+        warnings.warn(f"{type(model).__name__}: {left} observation(s) keep a Pareto k above "
+                      f"{out.good_k:.2f} (k_threshold={k_threshold}): their PSIS terms are "
+                      f"unreliable; lower k_threshold to refit them.", UserWarning, stacklevel=2)
+    return out
 
 
 class _Refits:
