@@ -10,7 +10,8 @@ Two guarantees on top of ArviZ:
   what each unit's log-likelihood scores (``outcome_space``) and any preparation
   that changes the observations (``symmetrized``); see
   :attr:`bayesjudge.structures.FitData.observation`. :func:`compare` refuses fits
-  whose records differ, naming what differs.
+  whose outcome spaces or observed data differ, naming what differs (and the
+  preparation step, such as symmetrisation, that made the data differ).
 * ``reloo=True`` replaces the PSIS estimate of every observation whose Pareto k
   says it is unreliable by exact leave-one-out: the model is refitted without that
   observation (same method and settings, the compiled engine reused, only the
@@ -79,9 +80,9 @@ def compare(
     ValueError
         Fewer than two models; fits whose log-likelihoods score different outcome
         spaces (e.g. ``DavidsonBT``'s probability of {left, tie, right} against
-        ``BradleyTerry(kind="hard")``'s tie counted as half a win each way),
-        different data preparations (one fit symmetrised the comparisons, the
-        other did not) or different observed data.
+        ``BradleyTerry(kind="hard")``'s tie counted as half a win each way), or
+        different observed data (the message names a preparation step that
+        differs, e.g. one fit symmetrised the comparisons and the other did not).
     """
     import arviz as az
 

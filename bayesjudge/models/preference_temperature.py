@@ -304,15 +304,17 @@ class TemperatureScaling(BayesianModel):
         unseen = [v for v, rows in certain.items()
                   if rows.any() and CERTAINTIES[v] not in draws]
         if unseen:
+            priors = {CERTAINTIES[v]: self._beta_posterior(CERTAINTIES[v]) for v in unseen}
             warnings.warn(
                 f"prob holds exact {unseen} but the fit saw no such output: their calibrated "
-                f"probability is their category's prior ({[CERTAINTIES[v] for v in unseen]}; "
-                f"Beta(1, 1): 0.5 with a 95% interval [0.025, 0.975]). Fit on data with such "
+                f"probability is their category's prior ("
+                f"{', '.join(f'{k}: Beta({a:g}, {b:g})' for k, (a, b) in priors.items())}; "
+                f"Beta(1, 1) is 0.5 with a 95% interval [0.025, 0.975]). Fit on data with such "
                 f"outputs to calibrate them.", UserWarning, stacklevel=4)
             rng = np.random.default_rng(self.random_seed)
             draws = dict(draws)
             for v in unseen:
-                a, b = self._beta_posterior(CERTAINTIES[v])
+                a, b = priors[CERTAINTIES[v]]
                 draws[CERTAINTIES[v]] = (np.full(1, a / (a + b)) if n_draws == 1
                                          else rng.beta(a, b, size=n_draws))
         mean = np.empty(len(x))
