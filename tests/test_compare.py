@@ -55,7 +55,7 @@ def test_refuses_symmetrised_against_unsymmetrised(jury_with_ties):
     sym = _quiet_fit(bj.BradleyTerry(kind="hard", symmetrize=True), table)
     raw = _quiet_fit(bj.BradleyTerry(kind="hard", symmetrize=False), table)
     with pytest.raises(ValueError, match=r"different observed data .*prepared differently "
-                       r"\(symmetrized: 'sym' \(BradleyTerry\) 'yes"):
+                       r"\(symmetrized: 'sym' \(BradleyTerry\) 'symmetrize=True"):
         bj.compare({"sym": sym, "raw": raw})
     # a table symmetrised by hand is the same observed data: comparable
     by_hand = _quiet_fit(bj.BradleyTerry(kind="hard", symmetrize=False), bj.symmetrize(table))

@@ -162,9 +162,9 @@ class PairwiseModel(PairwiseReports, BayesianModel):
                      "right}; DavidsonBT models ties)")
         else:  # Davidson, or BT on tie-free outcomes: P(tie) = 0 is a distribution too
             space = "outcome in {left, tie, right} of each comparison (categorical)"
-        return {"outcome_space": space, "symmetrized": (
-            "yes: every comparison also counted in the mirrored order (symmetrize=True)"
-            if self.symmetrize else "no: comparisons as given (symmetrize=False)")}
+        return {"outcome_space": space, "symmetrized": f"symmetrize={self.symmetrize!r}" + (
+            ": a pair judged in both orders is one debiased row (eq. 3)" if self.symmetrize
+            else ": comparisons as given")}
 
     def _loo_data(self, fd: FitData, var: str, index: int) -> FitData:
         """``fd`` without log-likelihood unit ``index`` (its cells; exact LOO refits)."""
