@@ -199,10 +199,17 @@ def test_certainties_unseen_in_the_fit_get_their_prior(sim):
     np.testing.assert_allclose(out, [0.5, 0.5, 0.5])  # Beta(1, 1) mean; logit 0.5 = 0
 
 
-def test_only_certainties_and_a_non_beta_prior_raise(sim):
+def test_only_certainties_only_ties_and_a_non_beta_prior(sim):
     outputs = sim.outputs[["item", "prob"]].assign(prob=lambda d: (d["prob"] > 0.5) * 1.0)
     with pytest.raises(DataValidationError, match="exactly 0 or 1"):
         TemperatureScaling().fit(outputs, sim.annotations)
+    verdicts = outputs.assign(prob=np.where(np.arange(len(outputs)) % 5 == 0, 0.5,
+                                            outputs["prob"]))  # hard verdicts with ties
+    assert set(verdicts["prob"]) == {0.0, 0.5, 1.0}
+    with pytest.raises(DataValidationError, match="no information on T"):
+        TemperatureScaling(priors="flat").fit(verdicts, sim.annotations)
+    with pytest.warns(UserWarning, match="its posterior is its prior"):
+        TemperatureScaling().fit(verdicts, sim.annotations)
     outputs = sim.outputs[["item", "prob"]].copy()
     outputs.loc[outputs.index[:3], "prob"] = [0.0, 1.0, 0.5]
     with pytest.raises(ValueError, match="must be Prior\\('Beta'"):

@@ -89,7 +89,9 @@ class TemperatureScaling(BayesianModel):
     which are fitted on the finite outputs only, so no clip constant enters the fit).
     ``summarize`` and ``predict`` report them when the data have such outputs;
     ``predict`` gives a certainty the fit never saw its category's prior (with a
-    warning): nothing in the data says how often it is right.
+    warning): nothing in the data says how often it is right. When every finite
+    output is 0.5 (hard verdicts with ties: logit 0 whatever T), T's posterior is its
+    prior (a warning; ``priors="flat"`` raises).
 
     Parameters
     ----------
@@ -232,6 +234,14 @@ class TemperatureScaling(BayesianModel):
                 "outputs.prob: every judge probability is exactly 0 or 1, so there is no "
                 "temperature to fit (certainties are calibrated as their own category). Fix: "
                 "pass the judge's unrounded probabilities (e.g. from its logprobs).")
+        if not np.any(x[finite]):  # logit 0.5 = 0: (x - b) / T is the same for every T
+            msg = ("outputs.prob: the only outputs besides exact 0 / 1 are 0.5 (e.g. hard "
+                   "verdicts with ties), whose logit 0 carries no information on T")
+            if self.priors == "flat":
+                raise DataValidationError(msg + "; under priors='flat' T has no maximum. Fix: "
+                                          "pass unrounded probabilities, or default priors.")
+            warnings.warn(msg + ": its posterior is its prior. The exact 0 / 1 outputs are "
+                          "calibrated by their own categories.", UserWarning, stacklevel=3)
         # The certainties' counts: their Beta posteriors are exact (see the class docstring).
         self._certain = {name: (float(s[raw == value].sum()), float(n[raw == value].sum()))
                          for value, name in CERTAINTIES.items() if (raw == value).any()}
