@@ -43,6 +43,7 @@ def compare(
     *,
     reloo: bool = False,
     k_threshold: float | None = None,
+    kfold: int | None = None,
     refit_kwargs: Mapping | None = None,
     **kwargs,
 ) -> pd.DataFrame:
@@ -63,6 +64,10 @@ def compare(
     k_threshold : float, optional
         Pareto k above which an observation is refitted (default: ArviZ's
         ``min(1 - 1/log10(S), 0.7)`` for S draws).
+    kfold : int, optional
+        Instead of leave-one-out, exact K-fold cross-validation
+        (:func:`arviz_stats.loo_kfold`): K refits per model on the compiled engine,
+        each without one fold of the observations (the same folds for every model).
     refit_kwargs : dict, optional
         ``fit`` settings of the refits of NUTS fits (default: the fit's draws and
         chains, ``tune=1000``, ``sampler="auto"``).
@@ -90,6 +95,10 @@ def compare(
         raise ValueError("compare needs at least two fitted models.")
     check_comparable(models)
     kwargs.setdefault("round_to", "none")
+    if kfold is not None:
+        elpds = {name: loo(m, kfold=kfold, refit_kwargs=refit_kwargs)
+                 for name, m in models.items()}
+        return az.compare(elpds, **kwargs)
     if reloo:
         elpds = {name: loo(m, reloo=True, k_threshold=k_threshold, refit_kwargs=refit_kwargs)
                  for name, m in models.items()}
@@ -146,6 +155,7 @@ def loo(
     *,
     reloo: bool = False,
     k_threshold: float | None = None,
+    kfold: int | None = None,
     var_name: str | None = None,
     refit_kwargs: Mapping | None = None,
 ):
@@ -165,6 +175,9 @@ def loo(
     k_threshold : float, optional
         Default ``min(1 - 1/log10(S), 0.7)``; ``-inf`` refits every observation
         (brute-force LOO).
+    kfold : int, optional
+        Exact K-fold cross-validation instead (:func:`arviz_stats.loo_kfold`, its
+        fixed seed: the same folds for every model of the same observations).
     var_name : str, optional
         The log-likelihood variable (models with one need not name it).
     refit_kwargs : dict, optional
@@ -173,20 +186,27 @@ def loo(
 
     Returns
     -------
-    arviz_stats.utils.ELPDDataLOO
-        Pointwise (``elpd_i``, ``pareto_k``) leave-one-out result.
+    arviz_stats.utils.ELPDDataLOO or ELPDDataLOOKFold
+        Pointwise (``elpd_i``; ``pareto_k`` for LOO) cross-validation result.
     """
     from arviz_stats import loo as az_loo
+    from arviz_stats import loo_kfold
     from arviz_stats import reloo as az_reloo
 
     tree = _jitter_constant_loglik(model.idata_, seed=0)
-    if not reloo:
+    if not reloo and kfold is None:
         return az_loo(tree, pointwise=True, var_name=var_name)
     from arviz_stats.loo.wrapper import SamplingWrapper
 
     # arviz_stats is imported on first use only (import bayesjudge stays light).
     wrapper = type("RefitWrapper", (_Refits, SamplingWrapper), {})(
         model, tree, var_name, refit_kwargs)
+    if kfold is not None:
+        try:
+            return loo_kfold(tree, wrapper, pointwise=True, var_name=wrapper.var_name, k=kfold)
+        finally:  # the refits swapped the shared engine's data
+            fd = model._fit_data
+            model._engine.set_data(fd.data, fd.coords)
     with warnings.catch_warnings():  # the flagged observations are what reloo repairs
         warnings.filterwarnings("ignore", message="Estimated shape parameter of Pareto")
         first = az_loo(tree, pointwise=True, var_name=wrapper.var_name)
@@ -236,8 +256,9 @@ class _Refits:
             raise ValueError(f"reloo needs one observation dim; {type(self.model).__name__} "
                              f"has {list(idx)}.")
         fd = self.model._fit_data
-        self.left_out = int(idx)
-        return self.model._loo_data(fd, self.var_name, int(idx)), int(idx)
+        left = np.atleast_1d(np.asarray(idx)).astype(np.int64)  # one (reloo) or a fold
+        self.left_out = left.tolist() if left.size > 1 else int(left[0])
+        return self.model._loo_data(fd, self.var_name, left), left
 
     def sample(self, modified_observed_data):
         # A shallow copy keeps the options and the state _prepare set (same structure
@@ -262,7 +283,7 @@ class _Refits:
         params = {k: post[k].values for k in post.data_vars if not k.endswith("__")}
         ll = self.model._pointwise_loglik(params, self.model._fit_data)[self.var_name]
         ll = ll.reshape(*ll.shape[:2], -1)[:, :, excluded_obs]
-        return xr.DataArray(ll[:, :, None], dims=("chain", "draw", "__left_out__"))
+        return xr.DataArray(ll, dims=("chain", "draw", "__left_out__"))
 
 
 def _jitter_constant_loglik(tree: xr.DataTree, seed: int) -> xr.DataTree:

@@ -195,3 +195,19 @@ def test_exact_loo_of_a_pairwise_unit_matches_refit_without_its_rows(jury_with_t
     # same data values, seed and dimension: the same Laplace draws up to the optimiser
     assert abs(exact.elpd_i.values[u] - brute) < 1e-6
     assert abs(psis.elpd_i.values[u] - brute) > 1e-3  # PSIS was off here (measured 8e-3)
+
+
+def test_kfold_with_one_item_per_fold_is_brute_force_loo(small_davidson):
+    votes, labels = small_davidson
+    model = bj.DavidsonAggregator().fit(votes, labels)  # MAP + Laplace: deterministic refits
+    before = compilations()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        brute = loo(model, reloo=True, k_threshold=-np.inf)  # every item refitted
+    kfold = loo(model, kfold=len(labels))
+    assert compilations() == before
+    # the same refit (same data values, seed and dimension) for each left-out item
+    np.testing.assert_allclose(kfold.elpd_i.values, brute.elpd_i.values, rtol=0, atol=1e-9)
+    other = bj.DavidsonAggregator(random_seed=1).fit(votes, labels)
+    table = bj.compare({"a": model, "b": other}, kfold=4)
+    assert set(table.index) == {"a", "b"} and np.isfinite(table["elpd"]).all()

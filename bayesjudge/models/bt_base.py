@@ -166,13 +166,13 @@ class PairwiseModel(PairwiseReports, BayesianModel):
             ": a pair judged in both orders is one debiased row (eq. 3)" if self.symmetrize
             else ": comparisons as given")}
 
-    def _loo_data(self, fd: FitData, var: str, index: int) -> FitData:
-        """``fd`` without log-likelihood unit ``index`` (its cells; exact LOO refits)."""
+    def _loo_data(self, fd: FitData, var: str, index) -> FitData:
+        """``fd`` without log-likelihood unit(s) ``index`` (their cells; LOO / K-fold refits)."""
         cell = fd.extra["lik_cell"]
         unit = np.arange(len(cell))
         if len(cell) > MAX_LL_UNITS:  # pool_units: cell c is in unit c % MAX_LL_UNITS
             unit %= MAX_LL_UNITS
-        keep = (unit != index).astype(float)
+        keep = (~np.isin(unit, index)).astype(float)
         n_lik = len(fd.data["cell_pair"])
         data = {**fd.data, **{k: np.bincount(cell, v * keep, n_lik)
                               for k, v in fd.extra["cell_values"].items()}}

@@ -219,10 +219,11 @@ class DavidsonAggregator(BayesianModel):
                                           "given its votes (categorical)"},
         )
 
-    def _loo_data(self, fd: FitData, var: str, index: int) -> FitData:
-        """``fd`` without calibration item ``index`` (exact LOO refits; same shapes)."""
+    def _loo_data(self, fd: FitData, var: str, index) -> FitData:
+        """``fd`` without calibration item(s) ``index`` (exact LOO / K-fold refits; same shapes)."""
         counts = fd.data["label_counts"].copy()
-        counts[fd.extra["pattern"][index], fd.extra["y_idx"][index]] -= 1
+        index = np.atleast_1d(index)
+        np.subtract.at(counts, (fd.extra["pattern"][index], fd.extra["y_idx"][index]), 1)
         return replace(fd, data={**fd.data, "label_counts": counts})
 
     def _build(self, fd: FitData) -> pm.Model:
