@@ -344,6 +344,7 @@ class BayesianModel(ABC):
             {k: (("chain", "draw", *fd.observed[k][0]), v) for k, v in ll.items()}, coords=coords
         )
         obs = xr.Dataset({k: (dims, np.asarray(v)) for k, (dims, v) in fd.observed.items()})
+        obs.attrs.update(fd.observation)  # what the log-likelihood scores: compare() checks it
         groups = {"posterior": post, "log_likelihood": log_lik, "observed_data": obs}
         if stats is not None:
             groups["sample_stats"] = stats

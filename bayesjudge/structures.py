@@ -27,6 +27,12 @@ class FitData:
         Sizes that change parameter shapes (part of the compile-cache key).
     extra : dict
         Anything else the model needs to compute its log-likelihood.
+    observation : dict
+        What the pointwise log-likelihood is a density of, as short texts stored
+        as attributes of ``observed_data``: ``"outcome_space"`` (the observed
+        outcome of one unit and the probability scored) and any preparation step
+        that changes the observations (e.g. ``"symmetrized"``). ``compare``
+        refuses fits whose descriptions or observed data differ.
     """
 
     data: dict[str, np.ndarray]
@@ -34,6 +40,7 @@ class FitData:
     observed: dict[str, tuple[tuple[str, ...], np.ndarray]]
     shape_key: tuple = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    observation: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -315,8 +315,8 @@ def _fitted(model: TemperatureScaling, level: float) -> str:
     lo = next(c for c in table.columns if c.endswith("_lb"))
     hi = next(c for c in table.columns if c.endswith("_ub"))
     point = "map" if "map" in table.columns else "mean"
-    names = {"temperature": "T", "bias": "b"}
-    return ", ".join(f"{names[v]} = {table.loc[v, point]:.3f} [{table.loc[v, lo]:.3f}, "
+    names = {"temperature": "T", "bias": "b"}  # exact 0/1 outputs: calibrated_one / _zero
+    return ", ".join(f"{names.get(v, v)} = {table.loc[v, point]:.3f} [{table.loc[v, lo]:.3f}, "
                      f"{table.loc[v, hi]:.3f}]" for v in table.index)
 
 
