@@ -229,6 +229,7 @@ class BayesianModel(ABC):
         sampler: Sampler = "auto",
         progressbar: bool = False,
         sampler_kwargs: dict | None = None,
+        cores: int | None = None,
         **kwargs,
     ):
         """Fit by MAP (L-BFGS-B + Laplace) or NUTS; returns ``self``.
@@ -246,6 +247,14 @@ class BayesianModel(ABC):
             numba-compiled for large ones; JAX samplers need the ``gpu`` extra.
         sampler_kwargs : dict, optional
             Passed to the sampler (e.g. ``{"target_accept": 0.95}``).
+        cores : int, optional
+            Chains sampled in parallel (NUTS; default: one per chain, up to the
+            machine's CPUs). More than the machine's CPUs is allowed (the chains
+            then share them: no speed-up); more than ``chains`` is capped at
+            ``chains``. nutpie's callback route (``sampler_ == "nutpie-c"``)
+            always uses one thread.
+        progressbar : bool
+            The sampler's progress bar (nutpie's is drawn on stderr, in a terminal).
 
         Notes
         -----
@@ -276,7 +285,7 @@ class BayesianModel(ABC):
             self._map_result = None
             settings = {**self._sampler_defaults, **(sampler_kwargs or {})}
             tree = engine.sample(draws, tune, chains, self.random_seed, sampler, progressbar,
-                                 settings)
+                                 settings, cores=cores)
             self.diagnostics_ = check_convergence(tree, list(self._summary_vars))
             self.sampler_ = engine.last_sampler
             # The pointwise log-likelihood (draws x cells) waits for the first use of

@@ -197,7 +197,7 @@ def test_entries_hold_no_user_data_and_only_private_ones_are_loaded(disk_cache, 
     entries = sorted(disk_cache.glob("*.pkl"))
     assert entries and all(e.stat().st_mode & 0o077 == 0 for e in entries)  # 0600
     values = [np.asarray(v.get_value()) for entry in entries
-              for v in pickle.loads(entry.read_bytes()).get_shared()]
+              for v in pickle.loads(entry.read_bytes())["function"].get_shared()]
     assert values and all(not v.any() for v in values)  # zeroed: no counts on disk
     # storing left the fitted engine's data alone: its MAP is Rogan-Gladen on the counts
     p, q0, q1 = 123_457 / 234_567, 35 / 50, 45 / 50
