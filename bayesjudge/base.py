@@ -228,8 +228,7 @@ class BayesianModel(ABC):
         chains: int = 4,
         sampler: Sampler = "auto",
         progressbar: bool = False,
-        sampler_kwargs: dict | None = None,
-        cores: int | None = None,
+        sampler_kwargs: dict | None = None, cores: int | None = None,
         **kwargs,
     ):
         """Fit by MAP (L-BFGS-B + Laplace) or NUTS; returns ``self``.
@@ -248,13 +247,7 @@ class BayesianModel(ABC):
         sampler_kwargs : dict, optional
             Passed to the sampler (e.g. ``{"target_accept": 0.95}``).
         cores : int, optional
-            Chains sampled in parallel (NUTS; default: one per chain, up to the
-            machine's CPUs). More than the machine's CPUs is allowed (the chains
-            then share them: no speed-up); more than ``chains`` is capped at
-            ``chains``. nutpie's callback route (``sampler_ == "nutpie-c"``)
-            always uses one thread.
-        progressbar : bool
-            The sampler's progress bar (nutpie's is drawn on stderr, in a terminal).
+            Chains run in parallel (NUTS): :func:`bayesjudge.samplers.check_cores`.
 
         Notes
         -----
@@ -383,11 +376,10 @@ class BayesianModel(ABC):
 
         self._check_fitted()
         check_ci_prob(ci_prob)
-        kind = "stats" if self.method_ == "map" else "all"
-        table = az.summary(
-            self._posterior(), var_names=list(self._summary_vars), ci_prob=ci_prob,
-            ci_kind="eti", kind=kind, round_to="none",
-        )
+        with np.errstate(divide="ignore", invalid="ignore"):  # a constant's R-hat: NaN in the table
+            table = az.summary(
+                self._posterior(), var_names=list(self._summary_vars), ci_prob=ci_prob,
+                ci_kind="eti", kind="stats" if self.method_ == "map" else "all", round_to="none")
         if self.method_ == "map":
             flat = []
             for name in self._summary_vars:

@@ -60,5 +60,8 @@ def test_one_judge_with_discriminators_under_nuts_gives_no_warning():
         warnings.simplefilter("error", RuntimeWarning)
         fit = DavidsonBT(discriminators=True, random_seed=0).fit(
             comps, method="nuts", draws=1000, tune=1000, chains=2)
+        table = fit.summarize()  # its R-hat is undefined (NaN), without a numpy warning
+        fit.ranking(), fit.judges()
+    assert np.isnan(table.loc["discriminator[j]", "r_hat"])
     assert np.all(fit.idata_.posterior["discriminator"].values == 1.0)
     assert np.isfinite(fit.diagnostics_["max_rhat"])

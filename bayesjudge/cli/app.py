@@ -41,7 +41,7 @@ from bayesjudge.inference import (
     check_nuts_settings,
 )
 from bayesjudge.models.misclassification import IdentifiabilityWarning
-from bayesjudge.samplers import available_cores, check_cores, progress_log
+from bayesjudge.samplers import MAX_CHAINS, available_cores, check_cores, progress_log
 
 PCT = f"{100 * CI_PROB:g}%"
 
@@ -168,9 +168,12 @@ def _cores(text: str) -> int:
     """``--cores``: a positive integer (:func:`bayesjudge.samplers.check_cores`)."""
     try:
         return check_cores(int(text))
-    except ValueError as exc:
-        message = str(exc) if text.strip().lstrip("+-").isdigit() else f"got {text!r}"
-        raise argparse.ArgumentTypeError(message.replace("cores=", "--cores ")) from None
+    except ValueError:
+        n = available_cores()
+        raise argparse.ArgumentTypeError(
+            f"--cores must be a positive integer (at most {MAX_CHAINS}), got {text!r}. Fix: "
+            f"e.g. --cores {min(4, n)}, or leave it out (one core per chain, up to this "
+            f"machine's {n} CPUs).") from None
 
 
 def _add_nuts_options(parser: argparse.ArgumentParser, when: str = "nuts") -> None:
