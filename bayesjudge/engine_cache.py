@@ -118,6 +118,7 @@ FORMAT = 2
 DEFAULT_MAX_MB = 200.0
 _ENTRY = re.compile(r"[0-9a-f]{40}\.pkl")
 _TMP_PREFIX, _TMP_SUFFIX = ".bayesjudge-", ".tmp"
+_OLD_TMP = re.compile(r"\.[0-9a-f]{40}\.pkl\.\d+\.tmp")  # the previous version's temporaries
 #: A temporary file older than this (seconds) was left by a killed process: deleted.
 _STALE_TMP_S = 3600.0
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -270,7 +271,8 @@ def evict(directory: Path, newest: str | None = None) -> None:
                 st = item.stat(follow_symlinks=False)
                 if not stat.S_ISREG(st.st_mode):
                     continue
-                if item.name.startswith(_TMP_PREFIX) and item.name.endswith(_TMP_SUFFIX):
+                if (item.name.startswith(_TMP_PREFIX) and item.name.endswith(_TMP_SUFFIX)
+                        or _OLD_TMP.fullmatch(item.name)):
                     if now - st.st_mtime > _STALE_TMP_S:
                         with contextlib.suppress(OSError):
                             os.unlink(item.path)

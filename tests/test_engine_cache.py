@@ -154,8 +154,9 @@ def test_eviction_keeps_the_cache_under_its_bound(cache, monkeypatch):
         (cache / name).write_bytes(b"x" * size)
         os.utime(cache / name, (1_000_000 + i, 1_000_000 + i))
     (cache / "notes.pkl").write_bytes(b"y" * 5000)
-    (cache / f".bayesjudge-{'a' * 8}.tmp").write_bytes(b"z" * 10)  # left by a killed process
-    os.utime(cache / f".bayesjudge-{'a' * 8}.tmp", (1_000_000, 1_000_000))
+    for tmp in (f".bayesjudge-{'a' * 8}.tmp", f".{'b' * 40}.pkl.123.tmp"):  # killed writers
+        (cache / tmp).write_bytes(b"z" * 10)
+        os.utime(cache / tmp, (1_000_000, 1_000_000))
     monkeypatch.setenv("BAYESJUDGE_CACHE_MAX_MB", "0.0025")  # 2,500 bytes
     engine_cache.evict(cache)
     assert sorted(p.name for p in cache.iterdir()) == sorted([*names[-2:], "notes.pkl"])

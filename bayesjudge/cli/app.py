@@ -155,7 +155,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from bayesjudge.demo import run_demo  # loads the data sets and experiments: only here
 
     print(run_demo(out_dir=Path(args.out_dir), n_splits=args.splits, draws=args.draws,
-                   tune=args.tune))
+                   tune=args.tune, cores=args.cores))
     return 0
 
 
@@ -271,6 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"NUTS draws per chain, >= {MIN_DRAWS} (default 1000)")
     demo.add_argument("--tune", type=int, default=1000,
                       help=f"NUTS tuning steps per chain, >= {MIN_TUNE} (default 1000)")
+    demo.add_argument("--cores", type=_cores, default=None,
+                      help="chains sampled in parallel (default one per chain)")
     _add_common(demo)
     demo.set_defaults(func=_cmd_demo, check=_check_demo)
     return parser
