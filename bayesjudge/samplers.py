@@ -25,10 +25,8 @@ draws in any process. With the default 4 x 2,000 iterations the callbacks win be
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -37,6 +35,8 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import numpy as np
 import pymc as pm
 import xarray as xr
+
+from bayesjudge import interrupts
 
 if TYPE_CHECKING:  # pragma: no cover
     from bayesjudge.inference import Engine
@@ -249,8 +249,8 @@ def sample_nutpie_callbacks(
         expanded_names=names, coords=coords, dims=dims, make_initial_point_fn=initial_point,
     )
     # chains take turns on the GIL anyway: one sampler thread avoids the hand-offs
-    return _nutpie_sample(compiled, draws=draws, tune=tune, chains=chains, seed=random_seed,
-                          progress_bar=progressbar, cores=1, **extra)
+    return interrupts.nutpie_sample(compiled, draws=draws, tune=tune, chains=chains,
+                                    seed=random_seed, progress_bar=progressbar, cores=1, **extra)
 
 
 def sample_jax(
@@ -282,53 +282,6 @@ def sample_jax(
             f"sampler={sampler!r}: this model uses an operation PyTensor cannot translate "
             f"to JAX ({err}). Use sampler='auto' or 'nutpie'."
         ) from err
-
-
-def _nutpie_sample(compiled, **kwargs) -> xr.DataTree:
-    """``nutpie.sample`` that lets Ctrl-C through.
-
-    nutpie's blocking call catches KeyboardInterrupt and returns the draws made so far
-    (none, or a partial warm-up): a fit would end with NaN or empty posteriors. Here the
-    sampler is cancelled and the interrupt propagates.
-    """
-    import nutpie
-
-    background = nutpie.sample(compiled, blocking=False, **kwargs)
-    try:
-        return background.wait()
-    except BaseException:
-        background.cancel()
-        raise
-
-
-@contextlib.contextmanager
-def _interrupts():
-    """Remember a Ctrl-C (SIGINT) while sampling; yields an Event set by it.
-
-    PyMC's sampler swallows KeyboardInterrupt (it ends the chain and returns the
-    draws so far), so the fit asks this flag afterwards. Only the default handler
-    (or a user's handler that raises KeyboardInterrupt) counts; an ignored SIGINT or
-    a call outside the main thread leaves signals alone.
-    """
-    flag = threading.Event()
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGINT) if main else None
-    if not callable(previous):
-        yield flag
-        return
-
-    def handler(signum, frame):
-        try:
-            previous(signum, frame)
-        except KeyboardInterrupt:
-            flag.set()
-            raise
-
-    signal.signal(signal.SIGINT, handler)
-    try:
-        yield flag
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _cores_of(cores: int | None, extra: dict) -> int | None:
@@ -371,7 +324,7 @@ def run_nuts(
     route = (choose_route(engine, draws, tune, chains,
                           cores if cores is not None else ROUTE_CORES)
              if sampler == "auto" else sampler)
-    with _interrupts() as interrupted:
+    with interrupts.remembered() as interrupted:
         tree = _sample_route(engine, route, draws, tune, chains, random_seed, progressbar,
                              extra, parallel, pymc_cores=1 if cores is None else parallel,
                              interrupted=interrupted)
@@ -406,9 +359,9 @@ def _sample_route(engine, route, draws, tune, chains, random_seed, progressbar, 
         known = {var.name for var in engine._nutpie.shared_var_keys}
         data = {k: v for k, v in engine._data.items() if k in known}
         compiled = engine._nutpie.with_data(**data) if data else engine._nutpie
-        tree = _nutpie_sample(compiled, draws=draws, tune=tune, chains=chains,
-                              seed=random_seed, progress_bar=progressbar, cores=parallel,
-                              **extra)
+        tree = interrupts.nutpie_sample(compiled, draws=draws, tune=tune, chains=chains,
+                                        seed=random_seed, progress_bar=progressbar,
+                                        cores=parallel, **extra)
     elif route == "nutpie-c":
         tree = sample_nutpie_callbacks(engine, draws, tune, chains, random_seed,
                                        progressbar, extra)

@@ -258,7 +258,7 @@ def test_cores_reach_nutpie(monkeypatch, cores, kwargs, chains, expect):
         seen.update(kw)
         raise _Captured
 
-    monkeypatch.setattr(samplers, "_nutpie_sample", capture)
+    monkeypatch.setattr(samplers.interrupts, "nutpie_sample", capture)
     engine = _StubEngine(6)
     engine._nutpie, engine._coords = _NutpieStub(), {}
     with pytest.raises(_Captured):
