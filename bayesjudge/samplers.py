@@ -21,6 +21,10 @@ structure compiled by a bigger fit): the same data, settings and seed give the s
 draws in any process. With the default 4 x 2,000 iterations the callbacks win below
 ~7,000 data elements. A loop of many NUTS refits of a small model is faster with
 ``sampler="nutpie"``: numba compiles once and every refit reuses it.
+
+``cores`` chains run in parallel (default one per chain, up to the machine's CPUs;
+:func:`check_cores`). Ctrl-C raises KeyboardInterrupt on every route, never a partial
+posterior (:mod:`bayesjudge.interrupts`). Stages are logged to ``bayesjudge.progress``.
 """
 
 from __future__ import annotations
