@@ -162,6 +162,8 @@ class Engine:
         name = engine_cache.entry_name(self._key, role) if self._key is not None else None
         fn = engine_cache.load(name)
         if fn is None or not self._adopt(fn):
+            if fn is not None:
+                _log.info("engine cache entry for %s does not fit this model; recompiling", role)
             fn = self._compile(role)
             values = {v.name: v.get_value(borrow=True) for v in fn.get_shared()}
             engine_cache.store(name, fn, values)

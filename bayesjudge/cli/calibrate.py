@@ -14,6 +14,7 @@ metric table (appendix C.1, Section 5.2) before and after. Registers the
 from __future__ import annotations
 
 import argparse
+import sys
 import warnings
 
 import numpy as np
@@ -275,7 +276,8 @@ def calibrate_table(pred: pd.DataFrame, counts: AnnotationCounts, labelled: np.n
                 with warnings.catch_warnings(record=True) as caught:  # say which judge
                     warnings.simplefilter("always")
                     model.fit(output_table(pred, rows & in_fit), counts, method=args.inference,
-                              draws=args.draws, tune=args.tune, chains=args.chains)
+                              draws=args.draws, tune=args.tune, chains=args.chains,
+                              cores=args.cores, progressbar=sys.stderr.isatty())
                     got = model.predict(output_table(pred, rows), ci_prob=args.level)
                 for w in caught:
                     warnings.warn(who(judge) + str(w.message), w.category, stacklevel=2)

@@ -10,6 +10,7 @@ item) with rank credible intervals and P(best).
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 
@@ -178,7 +179,7 @@ def run_rank(args: argparse.Namespace) -> int:
         args.kind = "hard" if "outcome" in comparisons.columns else "soft"
     model = build_model(args)
     model.fit(comparisons, method=args.method, draws=args.draws, tune=args.tune,
-              chains=args.chains)
+              chains=args.chains, cores=args.cores, progressbar=sys.stderr.isatty())
     ranking = model.ranking(ci_prob=args.level)
     ranking.to_csv(args.out, index=False)
     judges = model.judges(ci_prob=args.level)
