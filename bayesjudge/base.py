@@ -35,7 +35,7 @@ from bayesjudge.persistence import (
     write_model_file,
 )
 from bayesjudge.priors import Prior, resolve_priors
-from bayesjudge.structures import ExampleData, FitData
+from bayesjudge.structures import ExampleData, FitData, label_dims, posterior_tree
 
 __all__ = [
     "CI_PROB",
@@ -231,7 +231,7 @@ class BayesianModel(ABC):
         chains: int = 4,
         sampler: Sampler = "auto",
         progressbar: bool = False,
-        sampler_kwargs: dict | None = None,
+        sampler_kwargs: dict | None = None, cores: int | None = None,
         **kwargs,
     ):
         """Fit by MAP (L-BFGS-B + Laplace) or NUTS; returns ``self``.
@@ -249,6 +249,8 @@ class BayesianModel(ABC):
             numba-compiled for large ones; JAX samplers need the ``gpu`` extra.
         sampler_kwargs : dict, optional
             Passed to the sampler (e.g. ``{"target_accept": 0.95}``).
+        cores : int, optional
+            Chains run in parallel (NUTS): :func:`bayesjudge.samplers.check_cores`.
 
         Notes
         -----
@@ -279,13 +281,13 @@ class BayesianModel(ABC):
             self._map_result = None
             settings = {**self._sampler_defaults, **(sampler_kwargs or {})}
             tree = engine.sample(draws, tune, chains, self.random_seed, sampler, progressbar,
-                                 settings)
+                                 settings, cores=cores)
             self.diagnostics_ = check_convergence(tree, list(self._summary_vars))
             self.sampler_ = engine.last_sampler
             # The pointwise log-likelihood (draws x cells) waits for the first use of
             # idata_: ranking, predict and summaries read only the posterior.
-            self._post = self._label(tree["posterior"].to_dataset(), fd)
-            self._stats = self._label(tree["sample_stats"].to_dataset(), fd)
+            self._post = label_dims(tree["posterior"].to_dataset(), fd)
+            self._stats = label_dims(tree["sample_stats"].to_dataset(), fd)
         self.method_ = method
         return self
 
@@ -319,7 +321,7 @@ class BayesianModel(ABC):
                 {k: (("chain", "draw", *self._dims_of(k, v)), v) for k, v in draws.items()},
                 coords={"chain": [0], "draw": np.arange(LAPLACE_DRAWS)},
                 attrs=laplace_attrs(self._map_result))
-            self._post = self._label(post, fd)
+            self._post = label_dims(post, fd)
         return self._post
 
     def laplace_ok(self, name: str) -> np.ndarray:
@@ -335,27 +337,9 @@ class BayesianModel(ABC):
     def _assemble(
         self, post: xr.Dataset, fd: FitData, stats: xr.Dataset | None = None
     ) -> xr.DataTree:
-        keep = [v for v in post.data_vars if not v.endswith("__")]
-        post = post[keep]
-        params = {k: post[k].values for k in keep}
-        ll = self._pointwise_loglik(params, fd)
-        coords = {"chain": post["chain"].values, "draw": post["draw"].values}
-        log_lik = xr.Dataset(
-            {k: (("chain", "draw", *fd.observed[k][0]), v) for k, v in ll.items()}, coords=coords
-        )
-        obs = xr.Dataset({k: (dims, np.asarray(v)) for k, (dims, v) in fd.observed.items()})
-        groups = {"posterior": post, "log_likelihood": log_lik, "observed_data": obs}
-        if stats is not None:
-            groups["sample_stats"] = stats
-        return xr.DataTree.from_dict({k: self._label(v, fd) for k, v in groups.items()})
-
-    @staticmethod
-    def _label(ds: xr.Dataset, fd: FitData) -> xr.Dataset:
-        """Label every dim that has coordinates (system names, obs labels, ...), so
-        summaries and saved files describe themselves."""
-        labels = {d: np.asarray(fd.coords[d]) for d in ds.dims
-                  if d in fd.coords and len(fd.coords[d]) == ds.sizes[d]}
-        return ds.assign_coords(labels)
+        post = post[[v for v in post.data_vars if not v.endswith("__")]]
+        loglik = self._pointwise_loglik({k: post[k].values for k in post.data_vars}, fd)
+        return posterior_tree(post, loglik, fd, stats)
 
     def param_draws(self) -> dict[str, np.ndarray]:
         """Parameters with a leading sample axis (1 sample for MAP fits)."""
@@ -376,11 +360,10 @@ class BayesianModel(ABC):
 
         self._check_fitted()
         check_ci_prob(ci_prob)
-        kind = "stats" if self.method_ == "map" else "all"
-        table = az.summary(
-            self._posterior(), var_names=list(self._summary_vars), ci_prob=ci_prob,
-            ci_kind="eti", kind=kind, round_to="none",
-        )
+        with np.errstate(divide="ignore", invalid="ignore"):  # a constant's R-hat: NaN in the table
+            table = az.summary(
+                self._posterior(), var_names=list(self._summary_vars), ci_prob=ci_prob,
+                ci_kind="eti", kind="stats" if self.method_ == "map" else "all", round_to="none")
         if self.method_ == "map":
             names = self._summary_vars
             table.insert(0, "map", np.concatenate([np.ravel(self.map_[n]) for n in names]))

@@ -11,6 +11,10 @@ from bayesjudge.inference import ESS_MIN, RHAT_MAX, ConvergenceWarning, warn_use
 def check_convergence(tree: xr.DataTree, var_names: list[str]) -> dict[str, float]:
     """Warn (ConvergenceWarning) when R-hat, ESS or divergences look bad.
 
+    Values constant by construction (equal in every draw of every chain) are left
+    out: their R-hat and ESS are undefined but nothing is wrong; a chain stuck on
+    its own starting point still warns.
+
     Returns
     -------
     dict
@@ -19,10 +23,16 @@ def check_convergence(tree: xr.DataTree, var_names: list[str]) -> dict[str, floa
     import arviz as az
 
     post = tree["posterior"].to_dataset()[var_names]
-    rhat = az.rhat(post)
-    ess = az.ess(post, method="bulk")
-    rhats = np.concatenate([np.ravel(rhat[v].values) for v in rhat.data_vars])
-    esses = np.concatenate([np.ravel(ess[v].values) for v in ess.data_vars])
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0/0 of a constant: NaN, handled
+        rhat = az.rhat(post)
+        ess = az.ess(post, method="bulk")
+    # A value equal in every draw of every chain is constant by construction (one
+    # judge's discriminator fixed at 1, a zero-sum vector of length 1): its R-hat and
+    # ESS are NaN but nothing is wrong. A stuck chain still counts: chains start from
+    # different (jittered) points, so a stuck chain differs from the others.
+    moving = {v: np.ravel(_varies(post[v])) for v in rhat.data_vars}
+    rhats = np.concatenate([np.ravel(rhat[v].values)[moving[v]] for v in rhat.data_vars])
+    esses = np.concatenate([np.ravel(ess[v].values)[moving[v]] for v in ess.data_vars])
     # NaN means undiagnosable (a constant chain, too few draws): a failure, never a pass.
     max_rhat = float(np.max(rhats)) if rhats.size else float("nan")
     min_ess = float(np.min(esses)) if esses.size else float("nan")
@@ -44,3 +54,10 @@ def check_convergence(tree: xr.DataTree, var_names: list[str]) -> dict[str, floa
             ConvergenceWarning,
         )
     return {"max_rhat": max_rhat, "min_ess_bulk": min_ess, "divergences": div}
+
+
+def _varies(draws: xr.DataArray) -> np.ndarray:
+    """Per element (chain and draw reduced): False where every draw of every chain is equal."""
+    values = draws.transpose("chain", "draw", ...).values
+    flat = values.reshape(-1, *values.shape[2:])
+    return ~np.all(flat == flat[:1], axis=0)

@@ -162,6 +162,8 @@ class Engine:
         name = engine_cache.entry_name(self._key, role) if self._key is not None else None
         fn = engine_cache.load(name)
         if fn is None or not self._adopt(fn):
+            if fn is not None:
+                _log.info("engine cache entry for %s does not fit this model; recompiling", role)
             fn = self._compile(role)
             values = {v.name: v.get_value(borrow=True) for v in fn.get_shared()}
             engine_cache.store(name, fn, values)
@@ -366,11 +368,18 @@ class Engine:
             )
         centre, cov, chol, to_x = fit.laplace_x, fit.cov, fit.chol, None
         logp = lambda v: float(self._logp_dlogp_jac(v)[0])  # noqa: E731
-        if reparam is not None:
-            centre, cov, chol, logp, to_x = self._centred_laplace(fit, reparam, blocks) or (
-                centre, cov, chol, logp, None)
         rng = np.random.default_rng(random_seed)
-        xs = hessian.gaussian_draws(rng, centre, cov, chol, n_draws)
+        centred = self._centred_laplace(fit, reparam, blocks) if reparam is not None else None
+        if centred is not None:
+            xs = hessian.gaussian_draws(rng, *centred[:3], n_draws)
+            # a scale that runs off to 0 in the centred Gaussian (two judges that agree: no
+            # mode there) maps back to infinite offsets: keep the MAP's own coordinates
+            if np.isfinite(centred[4](xs)).all():
+                centre, cov, chol, logp, to_x = centred
+            else:
+                rng = np.random.default_rng(random_seed)
+        if to_x is None:
+            xs = hessian.gaussian_draws(rng, centre, cov, chol, n_draws)
         # Weighted towards the true density where the Gaussian is off (bayesjudge.laplace_check);
         # where that fails, a trust flag per scalar instead.
         imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng)

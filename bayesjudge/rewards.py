@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from bayesjudge.data import DataValidationError, show_values
+from bayesjudge.data import DataValidationError, label_key, show_rows, show_values
 from bayesjudge.data.annotations import validate_annotations
 from bayesjudge.metrics.calibration import as_binary_labels
 from bayesjudge.metrics.table import reference_labels
@@ -300,6 +300,7 @@ def sft_targets(annotations: pd.DataFrame, decimals: int = 2) -> pd.DataFrame:
 
 _FLIP = {"A": "B", "B": "A", "a": "b", "b": "a", "tie": "tie", "Tie": "Tie", "TIE": "TIE",
          "0": "1", "1": "0"}
+_FLIP_KEY = {"a": "B", "b": "A", "tie": "tie"}  # other spellings: labels ignore case, spaces
 
 
 def _flip_labels(label: pd.Series) -> pd.Series:
@@ -312,7 +313,8 @@ def _flip_labels(label: pd.Series) -> pd.Series:
         bad = ~label.isin([0, 1])
         flipped = 1 - label
     else:
-        flipped = label.map(lambda v: _FLIP.get(v) if isinstance(v, str) else
+        flipped = label.map(lambda v: _FLIP.get(v, _FLIP_KEY.get(label_key(v)))
+                            if isinstance(v, str) else
                             (1 - v if v in (0, 1) and not isinstance(v, bool) else None))
         bad = flipped.isna()
     if bad.any():
@@ -368,8 +370,8 @@ def swap_augment(dataset: pd.DataFrame) -> pd.DataFrame:
             raise DataValidationError(
                 f"dataset.{col} must lie in [0, 1] on every row (a swapped copy needs both "
                 f"orders' outputs); found "
-                f"{show_values(dataset[col][bad.to_numpy()])} at rows "
-                f"{show_values(dataset.index[bad.to_numpy()])}."
+                f"{show_values(dataset[col][bad.to_numpy()])} at "
+                f"{show_rows(dataset.index[bad.to_numpy()])}."
             )
     if "prob_swapped" in dataset.columns:
         copy["prob"], copy["prob_swapped"] = dataset["prob_swapped"], dataset["prob"]

@@ -21,17 +21,26 @@ structure compiled by a bigger fit): the same data, settings and seed give the s
 draws in any process. With the default 4 x 2,000 iterations the callbacks win below
 ~7,000 data elements. A loop of many NUTS refits of a small model is faster with
 ``sampler="nutpie"``: numba compiles once and every refit reuses it.
+
+``cores`` chains run in parallel (default one per chain, up to the machine's CPUs;
+:func:`check_cores`). Ctrl-C raises KeyboardInterrupt on every route, never a partial
+posterior (:mod:`bayesjudge.interrupts`). Stages are logged to ``bayesjudge.progress``.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 import pymc as pm
 import xarray as xr
+
+from bayesjudge import interrupts
 
 if TYPE_CHECKING:  # pragma: no cover
     from bayesjudge.inference import Engine
@@ -59,6 +68,13 @@ MIN_CHAINS = 2
 MAX_ITERATIONS = 1_000_000
 MAX_CHAINS = 128
 MAX_TOTAL_DRAWS = 4_000_000
+
+#: The sampler's stages ("sampling 4 chains ...", "sampled in 3.2 s") are logged here at
+#: INFO; the command line shows them on stderr, a library user by configuring logging.
+progress_log = logging.getLogger("bayesjudge.progress")
+#: Cores assumed by sampler="auto"'s route choice when ``cores`` is not given, so the
+#: route (and the draws) do not depend on the machine's CPU count.
+ROUTE_CORES = 2
 
 #: Callables teaching PyTensor's JAX backend the package's own Ops; the models append
 #: theirs when imported, and they import JAX only when called (by :func:`sample_jax`).
@@ -141,6 +157,34 @@ def check_sampler(sampler: Any) -> str:
     return sampler
 
 
+def available_cores() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def check_cores(cores: Any) -> int | None:
+    """``cores`` if it is None or an integer in [1, MAX_CHAINS]; ValueError otherwise.
+
+    None: one core per chain, up to :func:`available_cores`. A number above the
+    machine's CPU count is allowed (the chains' threads then share the CPUs: no
+    speed-up, no harm); above ``chains`` it is capped at ``chains`` (one thread per
+    chain).
+    """
+    if cores is None:
+        return None
+    if isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) or not (
+            1 <= cores <= MAX_CHAINS):
+        raise ValueError(
+            f"cores must be a positive integer (at most {MAX_CHAINS}) or None (one per "
+            f"chain, up to this machine's {available_cores()} CPUs), got {cores!r}. Fix: "
+            f"e.g. cores={min(4, available_cores())}."
+        )
+    return int(cores)
+
+
 def choose_route(engine: Engine, draws: int, tune: int, chains: int, cores: int) -> str:
     """``"nutpie"`` (numba) or ``"nutpie-c"`` (C callbacks): the one estimated faster.
 
@@ -165,7 +209,6 @@ def sample_nutpie_callbacks(
     Chains start, as nutpie's own default, at the model's initial point plus
     U(-1, 1) jitter on the unconstrained scale, seeded per chain by nutpie.
     """
-    import nutpie
     from nutpie.compiled_pyfunc import from_pyfunc
 
     logp_fn, constrain = engine._logp_dlogp_jac, engine._constrain
@@ -210,8 +253,8 @@ def sample_nutpie_callbacks(
         expanded_names=names, coords=coords, dims=dims, make_initial_point_fn=initial_point,
     )
     # chains take turns on the GIL anyway: one sampler thread avoids the hand-offs
-    return nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, seed=random_seed,
-                         progress_bar=progressbar, cores=1, **extra)
+    return interrupts.nutpie_sample(compiled, draws=draws, tune=tune, chains=chains,
+                                    seed=random_seed, progress_bar=progressbar, cores=1, **extra)
 
 
 def sample_jax(
@@ -245,6 +288,15 @@ def sample_jax(
         ) from err
 
 
+def _cores_of(cores: int | None, extra: dict) -> int | None:
+    """``cores``, or ``sampler_kwargs["cores"]`` (removed from ``extra``); both must agree."""
+    given = extra.pop("cores", None)
+    if given is not None and cores is not None and given != cores:
+        raise ValueError(f"cores={cores!r} and sampler_kwargs={{'cores': {given!r}}} disagree; "
+                         f"give cores once. Fix: e.g. cores={cores!r} alone.")
+    return check_cores(cores if cores is not None else given)
+
+
 def run_nuts(
     engine: Engine,
     draws: int,
@@ -254,48 +306,34 @@ def run_nuts(
     sampler: Sampler = "auto",
     progressbar: bool = False,
     sampler_kwargs: Mapping | None = None,
+    cores: int | None = None,
 ) -> xr.DataTree:
     """Run NUTS on the current data; returns posterior and sample_stats.
 
     ``sampler`` is one of :data:`bayesjudge.samplers.SAMPLERS` ("auto" picks the
     faster nutpie route, :func:`bayesjudge.samplers.choose_route`); the route taken
     is left in ``engine.last_sampler``. ``sampler_kwargs`` go to ``nutpie.sample`` or
-    ``pm.sample`` (e.g. ``target_accept``). Settings too small to diagnose raise
-    ValueError (:func:`check_nuts_settings`) before anything is compiled or sampled.
+    ``pm.sample`` (e.g. ``target_accept``). ``cores``: chains sampled in parallel
+    (:func:`check_cores`; None: one per chain up to the machine's CPUs); nutpie's C
+    callback route always runs one thread (its chains take turns on the GIL). Settings
+    too small to diagnose raise ValueError (:func:`check_nuts_settings`) before
+    anything is compiled or sampled. Ctrl-C raises KeyboardInterrupt on every route
+    (never a partial posterior).
     """
     check_nuts_settings(draws, tune, chains)
     check_sampler(sampler)
     extra = dict(sampler_kwargs or {})
-    cores = min(chains, 2)
-    route = (choose_route(engine, draws, tune, chains, cores) if sampler == "auto"
-             else sampler)
-    if route == "nutpie":
-        import nutpie
-
-        if engine._nutpie is None:
-            engine._nutpie = nutpie.compile_pymc_model(engine.model)
-        # nutpie only knows the shared variables the graph uses.
-        # (shared_data is keyed by internal ids; shared_var_keys are the variables)
-        known = {var.name for var in engine._nutpie.shared_var_keys}
-        data = {k: v for k, v in engine._data.items() if k in known}
-        compiled = engine._nutpie.with_data(**data) if data else engine._nutpie
-        tree = nutpie.sample(
-            compiled, draws=draws, tune=tune, chains=chains, seed=random_seed,
-            progress_bar=progressbar, cores=cores, **extra,
-        )
-    elif route == "nutpie-c":
-        tree = sample_nutpie_callbacks(engine, draws, tune, chains, random_seed,
-                                                progressbar, extra)
-    elif route == "pymc":
-        engine.set_pymc_data()
-        tree = pm.sample(
-            draws=draws, tune=tune, chains=chains, random_seed=random_seed,
-            progressbar=progressbar, model=engine.model, compute_convergence_checks=False,
-            cores=1, **extra,
-        )
-    else:
-        tree = sample_jax(engine, route, draws, tune, chains, random_seed,
-                                   progressbar, extra)
+    cores = _cores_of(cores, extra)
+    parallel = min(chains, cores if cores is not None else available_cores())
+    route = (choose_route(engine, draws, tune, chains,
+                          cores if cores is not None else ROUTE_CORES)
+             if sampler == "auto" else sampler)
+    with interrupts.remembered() as interrupted:
+        tree = _sample_route(engine, route, draws, tune, chains, random_seed, progressbar,
+                             extra, parallel, pymc_cores=1 if cores is None else parallel,
+                             interrupted=interrupted)
+        if interrupted.is_set():  # a sampler swallowed the KeyboardInterrupt
+            raise KeyboardInterrupt
     engine.last_sampler = route
     post = tree["posterior"].to_dataset()
     # nutpie keeps the coords it saw at compile time: relabel with the current ones.
@@ -303,3 +341,46 @@ def run_nuts(
     post = post.assign_coords(coords)
     stats = tree["sample_stats"].to_dataset()
     return xr.DataTree.from_dict({"posterior": post, "sample_stats": stats})
+
+
+def _sample_route(engine, route, draws, tune, chains, random_seed, progressbar, extra,
+                  parallel, pymc_cores, interrupted) -> xr.DataTree:
+    """Run one route (see :func:`run_nuts`), logging its stages to :data:`progress_log`."""
+    threads = {"nutpie": parallel, "nutpie-c": 1, "pymc": pymc_cores}.get(route, parallel)
+    if route == "nutpie" and engine._nutpie is None:
+        import nutpie
+
+        progress_log.info("compiling the model for nutpie (numba, ~10 s once per process)")
+        engine._nutpie = nutpie.compile_pymc_model(engine.model)
+    elif route == "nutpie-c":
+        engine._logp_dlogp_jac, engine._constrain  # noqa: B018  (compiled or loaded now)
+    progress_log.info("sampling %d chains x (%d tuning + %d draws) with %s on %d thread(s)",
+                      chains, tune, draws, route, threads)
+    start = time.perf_counter()
+    if route == "nutpie":
+        # nutpie only knows the shared variables the graph uses.
+        # (shared_data is keyed by internal ids; shared_var_keys are the variables)
+        known = {var.name for var in engine._nutpie.shared_var_keys}
+        data = {k: v for k, v in engine._data.items() if k in known}
+        compiled = engine._nutpie.with_data(**data) if data else engine._nutpie
+        tree = interrupts.nutpie_sample(compiled, draws=draws, tune=tune, chains=chains,
+                                        seed=random_seed, progress_bar=progressbar,
+                                        cores=parallel, **extra)
+    elif route == "nutpie-c":
+        tree = sample_nutpie_callbacks(engine, draws, tune, chains, random_seed,
+                                       progressbar, extra)
+    elif route == "pymc":
+        def stop_if_interrupted(trace, draw):  # PyMC would go on to the next chain
+            if interrupted.is_set():
+                raise KeyboardInterrupt
+
+        engine.set_pymc_data()
+        tree = pm.sample(
+            draws=draws, tune=tune, chains=chains, random_seed=random_seed,
+            progressbar=progressbar, model=engine.model, compute_convergence_checks=False,
+            cores=pymc_cores, callback=stop_if_interrupted, **extra,
+        )
+    else:
+        tree = sample_jax(engine, route, draws, tune, chains, random_seed, progressbar, extra)
+    progress_log.info("sampled in %.1f s", time.perf_counter() - start)
+    return tree

@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import xarray as xr
 
-__all__ = ["ExampleData", "FitData"]
+__all__ = ["ExampleData", "FitData", "label_dims", "posterior_tree"]
 
 
 @dataclass
@@ -27,6 +28,12 @@ class FitData:
         Sizes that change parameter shapes (part of the compile-cache key).
     extra : dict
         Anything else the model needs to compute its log-likelihood.
+    observation : dict
+        What the pointwise log-likelihood is a density of, as short texts stored
+        as attributes of ``observed_data``: ``"outcome_space"`` (the observed
+        outcome of one unit and the probability scored) and any preparation step
+        that changes the observations (e.g. ``"symmetrized"``). ``compare``
+        refuses fits whose descriptions or observed data differ.
     """
 
     data: dict[str, np.ndarray]
@@ -34,6 +41,7 @@ class FitData:
     observed: dict[str, tuple[tuple[str, ...], np.ndarray]]
     shape_key: tuple = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    observation: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -57,3 +65,26 @@ class ExampleData:
     predict_args: tuple = ()
     id_column: str | None = None
     truth: dict[str, Any] = field(default_factory=dict)
+
+
+def label_dims(ds: xr.Dataset, fd: FitData) -> xr.Dataset:
+    """Label every dim of ``ds`` that ``fd`` has coordinates for (system names, obs
+    labels, ...), so summaries and saved files describe themselves."""
+    labels = {d: np.asarray(fd.coords[d]) for d in ds.dims
+              if d in fd.coords and len(fd.coords[d]) == ds.sizes[d]}
+    return ds.assign_coords(labels)
+
+
+def posterior_tree(post: xr.Dataset, loglik: dict[str, np.ndarray], fd: FitData,
+                   stats: xr.Dataset | None = None) -> xr.DataTree:
+    """The ArviZ ``DataTree`` of a fit: posterior, pointwise log-likelihood (``loglik``,
+    name -> (chain, draw, *observed dims)), observed data and optional sample stats."""
+    coords = {"chain": post["chain"].values, "draw": post["draw"].values}
+    log_lik = xr.Dataset(
+        {k: (("chain", "draw", *fd.observed[k][0]), v) for k, v in loglik.items()}, coords=coords)
+    obs = xr.Dataset({k: (dims, np.asarray(v)) for k, (dims, v) in fd.observed.items()})
+    obs.attrs.update(fd.observation)  # what the log-likelihood scores: compare() checks it
+    groups = {"posterior": post, "log_likelihood": log_lik, "observed_data": obs}
+    if stats is not None:
+        groups["sample_stats"] = stats
+    return xr.DataTree.from_dict({k: label_dims(v, fd) for k, v in groups.items()})

@@ -108,10 +108,14 @@ def test_duplicating_every_row_keeps_the_mle_and_narrows_intervals_by_sqrt_k(
     thrice = type(model)(**params).fit(pd.concat([df] * k, ignore_index=True))
     (r1, j1), (r3, j3) = _estimates(once), _estimates(thrice)
     np.testing.assert_allclose(r3["skill"], r1["skill"], atol=2e-4)
-    # flat priors: the log likelihood, hence the Hessian, is k times larger; the same
-    # seeded Laplace draws scale exactly by 1 / sqrt(k)
+    # flat priors: the log likelihood, hence the Hessian, is k times larger, so the
+    # Gaussian's intervals shrink by sqrt(k); the reported ones are importance-resampled
+    # towards the exact posterior (1000 draws: ~5% Monte Carlo error per end point, and the
+    # smaller data set's posterior is the less Gaussian), so "about sqrt(k)" per item
     w1, w3 = r1["skill_upper"] - r1["skill_lower"], r3["skill_upper"] - r3["skill_lower"]
-    np.testing.assert_allclose(w1 / w3, np.sqrt(k), rtol=0.02)
+    ratio = (w1 / w3).to_numpy()
+    assert abs(np.median(ratio) / np.sqrt(k) - 1) < 0.1, ratio
+    assert (np.abs(ratio / np.sqrt(k) - 1) < 0.3).all(), ratio
     assert j3["n_comparisons"].tolist() == [k * n for n in j1["n_comparisons"]]
     assert j1["n_comparisons"].sum() == len(df)
     if "discriminator" in j1:

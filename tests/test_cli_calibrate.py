@@ -20,8 +20,10 @@ PRIOR_SD = 1.5  # TemperatureScaling's default prior: log T ~ Normal(0, 1.5)
 
 
 def _logit(p):
-    """logit after TemperatureScaling's documented clip to [1e-6, 1 - 1e-6]."""
-    return special.logit(np.clip(np.asarray(p, float), 1e-6, 1 - 1e-6))
+    """logit; an exact 0 / 1 (none among the labelled rows) is a category the fit never
+    saw, calibrated to its Beta(1, 1) prior mean 0.5 = expit(0): its logit is set to 0."""
+    p = np.asarray(p, float)
+    return special.logit(np.where((p == 0) | (p == 1), 0.5, p))
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +82,9 @@ def _scipy_temperature(pred: pd.DataFrame, ann: pd.DataFrame, fit_items) -> floa
     has = ~np.isnan(swap)
     x = np.concatenate([logit, _logit(swap[has])])
     s, n = np.concatenate([s, (n - s)[has]]), np.concatenate([n, n[has]])
+    certain = (rows["prob"].isin([0, 1]).any()
+               or pd.Series(swap[has]).isin([0, 1]).any())
+    assert not certain  # no certainty among the fitted rows (own category)
 
     def neg_log_post(log_t):
         z = x * np.exp(-log_t[0])

@@ -101,12 +101,19 @@ def test_rank_per_context(files, tmp_path):
     assert _ids(out, "context") == ["ctx-A"] * 5 + ["ctx-B"] * 5
 
 
-def test_rank_nuts(files, tmp_path):
+def test_rank_nuts(files, tmp_path, capsys):
     out = tmp_path / "ranking.csv"
     assert main(["rank", str(files / "soft.csv"), "--model", "bt", "--method", "nuts",
-                 "--draws", "50", "--tune", "50", "--chains", "2", "--out", str(out)]) == 0
+                 "--draws", "50", "--tune", "50", "--chains", "2", "--cores", "1",
+                 "--out", str(out)]) == 0
     got = _read_exact(out)
     assert sorted(got["item"]) == sorted(ITEMS) and (got["skill_upper"] > got["skill_lower"]).all()
+    # the sampler's stages on stderr, never on stdout (which a script may parse)
+    captured = capsys.readouterr()
+    progress = [line for line in captured.err.splitlines() if line.startswith("progress: ")]
+    assert any("sampling 2 chains x (50 tuning + 50 draws)" in line for line in progress)
+    assert any(line.startswith("progress: sampled in ") for line in progress)
+    assert "progress" not in captured.out and "wrote" in captured.out
 
 
 def test_rank_counts_every_row_with_and_without_symmetrisation(files, tmp_path, capsys):
@@ -145,6 +152,8 @@ def _no_input(d, *extra):
     (["--model", "bt", "--per-aspect"], "--per-aspect applies to --model bt-sigma only"),
     (["--method", "nuts", "--chains", "1"], "--chains 1 is too small"),
     (["--seed", "-3"], "--seed must lie in"),
+    (["--method", "nuts", "--cores", "0"], "--cores must be a positive integer"),
+    (["--method", "nuts", "--cores", "two"], "--cores must be a positive integer"),
     (["--model", "plackett"], "invalid choice: 'plackett'"),
     (["--out", "MISSING"], "does not exist; create it first"),
     (["--out", "SAME", "--judges", "SAME"], "--judges and --out name the same file"),

@@ -189,8 +189,6 @@ def test_nuts_90_percent_intervals_cover_the_truth(name):
         with warnings.catch_warnings():
             # 2 x 500 draws can fall short of the ESS 400 the library asks for
             warnings.simplefilter("ignore", ConvergenceWarning)
-            # a simulated judge probability can round to exactly 0 or 1 (clipped, warned)
-            warnings.filterwarnings("ignore", r".*judge probabilities are 0 or 1", UserWarning)
             model = cls(**study.options, random_seed=rep).fit(
                 *fit_args, method="nuts", **study.nuts)
         if n_engines is None:

@@ -197,7 +197,7 @@ def test_entries_hold_no_user_data_and_only_private_ones_are_loaded(disk_cache, 
     entries = sorted(disk_cache.glob("*.pkl"))
     assert entries and all(e.stat().st_mode & 0o077 == 0 for e in entries)  # 0600
     values = [np.asarray(v.get_value()) for entry in entries
-              for v in pickle.loads(entry.read_bytes()).get_shared()]
+              for v in pickle.loads(entry.read_bytes())["function"].get_shared()]
     assert values and all(not v.any() for v in values)  # zeroed: no counts on disk
     # storing left the fitted engine's data alone: its MAP is Rogan-Gladen on the counts
     p, q0, q1 = 123_457 / 234_567, 35 / 50, 45 / 50
@@ -224,3 +224,63 @@ def test_cache_dir_can_be_switched_off(monkeypatch):
     monkeypatch.delenv("BAYESJUDGE_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
     assert str(engine_cache.cache_dir()) == "/somewhere/bayesjudge"
+
+
+# ------------------------------------------------------------------ cores
+
+
+def test_cores_is_validated():
+    assert samplers.check_cores(None) is None
+    assert samplers.check_cores(np.int64(3)) == 3
+    for bad in (0, -1, 1.5, True, "2", samplers.MAX_CHAINS + 1):
+        with pytest.raises(ValueError, match="cores must be a positive integer"):
+            samplers.check_cores(bad)
+
+
+class _NutpieStub:
+    shared_var_keys: list = []
+
+
+class _Captured(Exception):
+    pass
+
+
+@pytest.mark.parametrize("cores, kwargs, chains, expect", [
+    (None, {"cores": 4}, 4, 4),  # used to be "got multiple values for keyword 'cores'"
+    (3, {}, 4, 3),
+    (8, {}, 4, 4),  # one thread per chain at most
+    (None, {}, 4, "machine"),  # default: one per chain, up to the machine's CPUs
+])
+def test_cores_reach_nutpie(monkeypatch, cores, kwargs, chains, expect):
+    seen = {}
+
+    def capture(compiled, **kw):
+        seen.update(kw)
+        raise _Captured
+
+    monkeypatch.setattr(samplers.interrupts, "nutpie_sample", capture)
+    engine = _StubEngine(6)
+    engine._nutpie, engine._coords = _NutpieStub(), {}
+    with pytest.raises(_Captured):
+        samplers.run_nuts(engine, 100, 100, chains, 0, sampler="nutpie",
+                          sampler_kwargs=kwargs, cores=cores)
+    want = min(chains, samplers.available_cores()) if expect == "machine" else expect
+    assert seen["cores"] == want
+
+
+def test_cores_given_twice_must_agree():
+    with pytest.raises(ValueError, match="disagree"):
+        samplers.run_nuts(_StubEngine(6), 100, 100, 4, 0, sampler="nutpie",
+                          sampler_kwargs={"cores": 2}, cores=3)
+
+
+@pytest.mark.filterwarnings("ignore::bayesjudge.inference.ConvergenceWarning")  # short runs
+def test_fit_takes_cores_on_every_route():
+    # the callback route runs one thread whatever cores says (it used to crash on
+    # sampler_kwargs={"cores": ...} with a duplicate keyword)
+    for extra in ({"cores": 4}, {"sampler_kwargs": {"cores": 4}}):
+        fit = MisclassificationModel(random_seed=2).fit_counts(
+            *COUNTS, method="nuts", draws=200, tune=200, chains=2, **extra)
+        assert fit.sampler_ == "nutpie-c" and fit.idata_.posterior.sizes["draw"] == 200
+    with pytest.raises(ValueError, match="cores must be a positive integer"):
+        MisclassificationModel().fit_counts(*COUNTS, method="nuts", cores=0)

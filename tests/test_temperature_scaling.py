@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import optimize, special
 
-from bayesjudge import DataValidationError
+from bayesjudge import DataValidationError, Prior
 from bayesjudge.datasets.simulate_autorater import simulate_autorater
 from bayesjudge.inference import ConvergenceWarning
 from bayesjudge.models.preference import TemperatureScaling
@@ -147,12 +147,74 @@ def test_bad_calibration_inputs_raise(sim):
         TemperatureScaling(bias="yes").fit(outputs, labels)
 
 
-def test_hard_verdicts_are_clipped_with_a_warning(sim):
+def _rounded_judge(n_items=1500, temperature=2.0, share=0.3, seed=7):
+    """Hard labels of a judge with logit = T logit p* (so the true map is T), and its
+    outputs of the largest |logit| (a share of them) rounded to exact 0 / 1, as a
+    log-probability judge reports them."""
+    rng = np.random.default_rng(seed)
+    p_star = rng.beta(2, 2, size=n_items)
+    logit = temperature * special.logit(p_star)
+    prob = special.expit(logit)
+    rounded = np.abs(logit) >= np.quantile(np.abs(logit), 1 - share)
+    prob[rounded] = (logit[rounded] > 0).astype(float)
+    items = [f"q{i:04d}" for i in range(n_items)]
+    labels = (rng.random(n_items) < p_star).astype(int)
+    return (pd.DataFrame({"item": items, "prob": prob}),
+            pd.DataFrame({"item": items, "label": labels}), p_star, rounded)
+
+
+def test_certainties_are_their_own_category_and_leave_the_temperature_alone():
+    outputs, labels, p_star, rounded = _rounded_judge()
+    assert abs(rounded.mean() - 0.3) < 0.01
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = TemperatureScaling(random_seed=1).fit(outputs, labels, **NUTS)
+    summary = fit.summarize()
+    lo, hi = summary.loc["temperature", ["eti95_lb", "eti95_ub"]]
+    assert lo < 2.0 < hi  # clipped at 1e-4 / 1e-6 / 1e-12 (before): T 4.3, 6.6, 13.8
+    # T and b are fitted on the finite outputs alone: the scipy NLL fit of those rows
+    finite = ~rounded
+    flat = TemperatureScaling(priors="flat").fit(outputs, labels)
+    t_ref, _ = _scipy_fit(special.logit(outputs["prob"].to_numpy()[finite]),
+                          labels["label"].to_numpy(float)[finite], np.ones(finite.sum()), False)
+    np.testing.assert_allclose(flat.map_["temperature"], t_ref, rtol=1e-6)
+    # the certainty of 1: exact Beta(1 + s, 1 + n - s) posterior (conjugate)
+    ones = outputs["prob"].to_numpy() == 1
+    s, n = labels["label"].to_numpy()[ones].sum(), ones.sum()
+    assert set(summary.index) == {"temperature", "calibrated_one", "calibrated_zero"}
+    np.testing.assert_allclose(flat.map_["calibrated_one"], s / n, rtol=1e-12)  # the MLE
+    draws = fit.idata_["posterior"]["calibrated_one"].values.ravel()
+    sd = np.sqrt((1 + s) * (1 + n - s) / (2 + n) ** 2 / (3 + n))
+    assert abs(draws.mean() - (1 + s) / (2 + n)) < 5 * sd / np.sqrt(draws.size)
+    pred = fit.predict(outputs.iloc[np.flatnonzero(ones)[:2]])
+    np.testing.assert_allclose(pred["prob_calibrated"], draws.mean(), rtol=1e-12)
+    assert np.isfinite(fit.idata_["log_likelihood"]["successes"].values).all()
+
+
+def test_certainties_unseen_in_the_fit_get_their_prior(sim):
+    fit = TemperatureScaling().fit(sim.outputs[["item", "prob"]], sim.annotations)
+    assert "calibrated_one" not in fit.summarize().index
+    with pytest.warns(UserWarning, match="saw no such output"):
+        out = fit.transform(np.array([0.0, 1.0, 0.5]))
+    np.testing.assert_allclose(out, [0.5, 0.5, 0.5])  # Beta(1, 1) mean; logit 0.5 = 0
+
+
+def test_only_certainties_only_ties_and_a_non_beta_prior(sim):
+    outputs = sim.outputs[["item", "prob"]].assign(prob=lambda d: (d["prob"] > 0.5) * 1.0)
+    with pytest.raises(DataValidationError, match="exactly 0 or 1"):
+        TemperatureScaling().fit(outputs, sim.annotations)
+    verdicts = outputs.assign(prob=np.where(np.arange(len(outputs)) % 5 == 0, 0.5,
+                                            outputs["prob"]))  # hard verdicts with ties
+    assert set(verdicts["prob"]) == {0.0, 0.5, 1.0}
+    with pytest.raises(DataValidationError, match="no information on T"):
+        TemperatureScaling(priors="flat").fit(verdicts, sim.annotations)
+    with pytest.warns(UserWarning, match="its posterior is its prior"):
+        TemperatureScaling().fit(verdicts, sim.annotations)
     outputs = sim.outputs[["item", "prob"]].copy()
     outputs.loc[outputs.index[:3], "prob"] = [0.0, 1.0, 0.5]
-    with pytest.warns(UserWarning, match="clipped"):
-        fit = TemperatureScaling().fit(outputs, sim.annotations)
-    assert np.isfinite(fit.map_["temperature"])
+    with pytest.raises(ValueError, match="must be Prior\\('Beta'"):
+        TemperatureScaling(priors={"calibrated_one": Prior("Uniform", lower=0, upper=1)}).fit(
+            outputs, sim.annotations)
 
 
 def test_refits_reuse_the_compiled_engine(sim):

@@ -8,6 +8,7 @@ warnings print one line ``warning: ...`` with advice the command line can act on
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import os
 import re
@@ -40,6 +41,7 @@ from bayesjudge.inference import (
     check_nuts_settings,
 )
 from bayesjudge.models.misclassification import IdentifiabilityWarning
+from bayesjudge.samplers import MAX_CHAINS, available_cores, check_cores, progress_log
 
 PCT = f"{100 * CI_PROB:g}%"
 
@@ -136,7 +138,7 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     model = DavidsonAggregator(tie=args.tie, alpha=args.alpha, kappa=args.kappa,
                                random_seed=args.seed)
     model.fit(votes, labels, method=args.method, draws=args.draws, tune=args.tune,
-              chains=args.chains)
+              chains=args.chains, cores=args.cores, progressbar=sys.stderr.isatty())
     decisions = model.predict(votes)
     decisions.to_csv(args.out, index=False)
     summary = model.summarize()
@@ -153,13 +155,25 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from bayesjudge.demo import run_demo  # loads the data sets and experiments: only here
 
     print(run_demo(out_dir=Path(args.out_dir), n_splits=args.splits, draws=args.draws,
-                   tune=args.tune))
+                   tune=args.tune, cores=args.cores))
     return 0
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show Python tracebacks on errors")
+
+
+def _cores(text: str) -> int:
+    """``--cores``: a positive integer (:func:`bayesjudge.samplers.check_cores`)."""
+    try:
+        return check_cores(int(text))
+    except ValueError:
+        n = available_cores()
+        raise argparse.ArgumentTypeError(
+            f"--cores must be a positive integer (at most {MAX_CHAINS}), got {text!r}. Fix: "
+            f"e.g. --cores {min(4, n)}, or leave it out (one core per chain, up to this "
+            f"machine's {n} CPUs).") from None
 
 
 def _add_nuts_options(parser: argparse.ArgumentParser, when: str = "nuts") -> None:
@@ -169,6 +183,10 @@ def _add_nuts_options(parser: argparse.ArgumentParser, when: str = "nuts") -> No
                         help=f"NUTS tuning steps per chain, >= {MIN_TUNE} ({when}; default 1000)")
     parser.add_argument("--chains", type=int, default=4,
                         help=f"NUTS chains, >= {MIN_CHAINS} ({when}; default 4)")
+    parser.add_argument("--cores", type=_cores, default=None,
+                        help=f"chains sampled in parallel ({when}; default one per chain, up "
+                        f"to the {available_cores()} CPUs; more CPUs than the machine has "
+                        f"only share them)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
 
@@ -253,6 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"NUTS draws per chain, >= {MIN_DRAWS} (default 1000)")
     demo.add_argument("--tune", type=int, default=1000,
                       help=f"NUTS tuning steps per chain, >= {MIN_TUNE} (default 1000)")
+    demo.add_argument("--cores", type=_cores, default=None,
+                      help="chains sampled in parallel (default one per chain)")
     _add_common(demo)
     demo.set_defaults(func=_cmd_demo, check=_check_demo)
     return parser
@@ -322,6 +342,13 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("ignore", DeprecationWarning)
             warnings.simplefilter("ignore", PendingDeprecationWarning)
         warnings.showwarning = _WarningPrinter(args)
+        # the sampler's stages ("sampling 4 chains ...", "sampled in 3.2 s") on stderr
+        progress = logging.StreamHandler(sys.stderr)
+        progress.setFormatter(logging.Formatter("progress: %(message)s"))
+        level, propagate = progress_log.level, progress_log.propagate
+        progress_log.addHandler(progress)
+        progress_log.setLevel(logging.INFO)
+        progress_log.propagate = False
         try:
             args.check(args)  # every argument and output path, before any work
             status = args.func(args)
@@ -357,3 +384,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{Path(where.filename).name}:{where.lineno}); rerun with --debug for the "
                   f"traceback and please report it.", file=sys.stderr)
             return 1
+        finally:
+            progress_log.removeHandler(progress)
+            progress_log.setLevel(level)
+            progress_log.propagate = propagate

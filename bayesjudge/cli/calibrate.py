@@ -14,6 +14,7 @@ metric table (appendix C.1, Section 5.2) before and after. Registers the
 from __future__ import annotations
 
 import argparse
+import sys
 import warnings
 
 import numpy as np
@@ -275,7 +276,8 @@ def calibrate_table(pred: pd.DataFrame, counts: AnnotationCounts, labelled: np.n
                 with warnings.catch_warnings(record=True) as caught:  # say which judge
                     warnings.simplefilter("always")
                     model.fit(output_table(pred, rows & in_fit), counts, method=args.inference,
-                              draws=args.draws, tune=args.tune, chains=args.chains)
+                              draws=args.draws, tune=args.tune, chains=args.chains,
+                              cores=args.cores, progressbar=sys.stderr.isatty())
                     got = model.predict(output_table(pred, rows), ci_prob=args.level)
                 for w in caught:
                     warnings.warn(who(judge) + str(w.message), w.category, stacklevel=2)
@@ -315,8 +317,8 @@ def _fitted(model: TemperatureScaling, level: float) -> str:
     lo = next(c for c in table.columns if c.endswith("_lb"))
     hi = next(c for c in table.columns if c.endswith("_ub"))
     point = "map" if "map" in table.columns else "mean"
-    names = {"temperature": "T", "bias": "b"}
-    return ", ".join(f"{names[v]} = {table.loc[v, point]:.3f} [{table.loc[v, lo]:.3f}, "
+    names = {"temperature": "T", "bias": "b"}  # exact 0/1 outputs: calibrated_one / _zero
+    return ", ".join(f"{names.get(v, v)} = {table.loc[v, point]:.3f} [{table.loc[v, lo]:.3f}, "
                      f"{table.loc[v, hi]:.3f}]" for v in table.index)
 
 

@@ -15,10 +15,9 @@ import re
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from bayesjudge.data import ID_COLUMNS
+from bayesjudge.data import ID_COLUMNS, LINE_INDEX, check_header_rows
 
 
 class UsageError(Exception):
@@ -33,6 +32,7 @@ NA_STRINGS = [
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
 _DECIMAL_COMMA = re.compile(r"^\s*[+-]?\d*,\d+\s*$")
 _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
+_BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")
 
 
 FILES_HELP = "reading files\n" + textwrap.fill(
@@ -41,7 +41,7 @@ FILES_HELP = "reading files\n" + textwrap.fill(
     f"as 0.75). Id columns ({', '.join(ID_COLUMNS)}) are read as text, exactly as written: "
     "007 stays 007, 1.10 and 1.1 are different items, NA is an id like any other; an empty "
     "id is an error. In other columns, empty cells and NA/NaN/null are missing values, which "
-    "are reported, never dropped.",
+    "are reported, never dropped. Errors name the line of the file (the header is line 1).",
     width=82, initial_indent="  ", subsequent_indent="  ",
 ) + "\n"
 
@@ -65,13 +65,17 @@ def read_table(path: str, what: str) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Id columns (:data:`bayesjudge.data.ID_COLUMNS`) as ``str`` exactly as
-        written; other columns parsed by pandas (missing markers become NaN).
+        written; other columns parsed by pandas (missing markers become NaN). The
+        index holds each row's line in the file (the header is line 1), named
+        :data:`bayesjudge.data.LINE_INDEX`, so validation errors name file lines.
 
     Raises
     ------
     UsageError
         Missing, unreadable, empty or malformed file, duplicated column names, or
         an empty id.
+    DataValidationError
+        A repeated header line.
     """
     p = Path(path)
     where = f"{what} file {path!r}"
@@ -112,15 +116,42 @@ def read_table(path: str, what: str) -> pd.DataFrame:
                          f"{one_line(exc)}") from None
     if sep != ",":
         df = _decimal_commas(df, [c for c in df.columns if c not in ids])
+    df.index = _file_lines(p, sep, len(df))
+    check_header_rows(df, where)
     for col in ids:
         empty = df[col].str.strip() == ""
         if empty.any():
-            lines = (np.flatnonzero(empty.to_numpy()) + 2).tolist()  # line 1 is the header
+            lines = df.index[empty.to_numpy()].tolist()
             shown = ", ".join(map(str, lines[:5])) + (f" ... ({len(lines)} in all)"
                                                        if len(lines) > 5 else "")
             raise UsageError(f"{where}: column {col!r} is empty on line(s) {shown}; every row "
                              f"needs an id. Fill in the ids or delete those rows.")
     return df
+
+
+def _file_lines(path: Path, sep: str, n_rows: int) -> pd.Index:
+    """The file line of every data row (the header is line 1), as the table's index.
+
+    Error messages then name rows by their line in the file
+    (:data:`bayesjudge.data.LINE_INDEX`). Line i + 2 holds row i unless the file has
+    blank lines (skipped by the reader) or quoted values spanning lines; then the
+    lines are counted record by record.
+    """
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    if b'"' not in raw and not _BLANK_LINE.search(raw.rstrip()):
+        return pd.RangeIndex(2, n_rows + 2, name=LINE_INDEX)
+    starts = []
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh, delimiter=sep)
+        end = 0
+        for record in reader:
+            if len(record) > 1 or (record and record[0].strip()):  # a blank line is no row
+                starts.append(end + 1)
+            end = reader.line_num
+    if len(starts) != n_rows + 1:  # a reader disagreeing with pandas: name rows by position
+        return pd.RangeIndex(n_rows)
+    return pd.Index(starts[1:], name=LINE_INDEX)
 
 
 def _sniff_delimiter(header: str) -> str:

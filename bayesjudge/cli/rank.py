@@ -10,6 +10,9 @@ item) with rank credible intervals and P(best).
 from __future__ import annotations
 
 import argparse
+import sys
+
+import numpy as np
 
 from bayesjudge.cli.files import FILES_HELP, UsageError, check_output_file, read_table
 from bayesjudge.constants import CI_PROB
@@ -39,7 +42,9 @@ output
   RANKING.csv  one row per (context, item): posterior mean skill with its %(pct)s interval
                (--level), rank (1 = best) with its interval, P(best). --judges writes
                each judge's discriminator sigma_k and reliability 1/sigma_k (and tie /
-               bias parameters) with intervals. --method map gives a Laplace
+               bias parameters) with intervals; davidson-bt adds tie_logit = log nu and
+               p_tie_equal = nu / (2 + nu), P(tie) between equal skills (--tie global:
+               one value, repeated on every judge). --method map gives a Laplace
                approximation around the MAP; --method nuts the full posterior.
 
 %(files)s
@@ -140,17 +145,46 @@ def build_model(args: argparse.Namespace):
                       position_bias=args.position_bias, random_seed=args.seed, **sym)
 
 
+def add_tie_columns(model, judges, level: float):
+    """Davidson fits: the tie parameter on every judge row, also on the probability scale.
+
+    ``judges()`` reports a per-judge ``tie_logit``; a global one (``--tie global``) is
+    taken from ``summarize()`` and repeated on every row, so both modes report it in
+    the same columns. ``p_tie_equal`` = nu / (2 + nu), nu = exp(tie_logit), is the
+    probability of a tie between equal skills (for a judge without positional bias);
+    the map is increasing, so its interval is the image of tie_logit's equal-tailed
+    interval.
+    """
+    from bayesjudge import DavidsonBT
+
+    if not isinstance(model, DavidsonBT):
+        return judges
+    judges = judges.copy()
+    if "tie_logit" not in judges:
+        table = model.summarize(ci_prob=level)
+        row = table.loc["tie_logit"]
+        point = row["map"] if "map" in table else row["mean"]
+        judges["tie_logit"] = point
+        judges["tie_logit_lower"] = row[next(c for c in table if c.endswith("_lb"))]
+        judges["tie_logit_upper"] = row[next(c for c in table if c.endswith("_ub"))]
+    for suffix in ("", "_lower", "_upper"):
+        nu = np.exp(judges[f"tie_logit{suffix}"].to_numpy(float))
+        judges[f"p_tie_equal{suffix}"] = nu / (2.0 + nu)
+    return judges
+
+
 def run_rank(args: argparse.Namespace) -> int:
     comparisons = read_table(args.comparisons, "comparisons")
     if args.kind is None:  # follow the file: outcomes are hard, probabilities soft
         args.kind = "hard" if "outcome" in comparisons.columns else "soft"
     model = build_model(args)
     model.fit(comparisons, method=args.method, draws=args.draws, tune=args.tune,
-              chains=args.chains)
+              chains=args.chains, cores=args.cores, progressbar=sys.stderr.isatty())
     ranking = model.ranking(ci_prob=args.level)
     ranking.to_csv(args.out, index=False)
     judges = model.judges(ci_prob=args.level)
     judges["n_comparisons"] = judges["n_comparisons"].astype(int)  # a count, stored as float
+    judges = add_tie_columns(model, judges, args.level)
     if args.judges:
         judges.to_csv(args.judges, index=False)
     fmt = {"float_format": lambda v: f"{v:.3f}", "index": False}
@@ -164,5 +198,10 @@ def run_rank(args: argparse.Namespace) -> int:
     if len(judges):
         print("judges:")
         print(judges.to_string(**fmt))
+    if "p_tie_equal" in judges:
+        shared = (" (--tie global: one parameter shared by all judges, repeated on every row)"
+                  if args.tie == "global" else "")
+        print(f"tie_logit = log nu{shared}; p_tie_equal = nu / (2 + nu), the probability of a "
+              f"tie between two items of equal skill.")
     print(f"wrote {args.out}" + (f" and {args.judges}" if args.judges else ""))
     return 0

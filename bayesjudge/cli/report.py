@@ -9,6 +9,7 @@ misclassification model; rows whose numbers need care are flagged.
 from __future__ import annotations
 
 import argparse
+import sys
 import warnings
 
 import numpy as np
@@ -86,6 +87,8 @@ def report_table(
     tune: int = 1000,
     chains: int = 4,
     seed: int = 0,
+    cores: int | None = None,
+    progressbar: bool = False,
 ) -> pd.DataFrame:
     """The table ``bayesjudge report`` prints: one row per system (or ``all``).
 
@@ -103,7 +106,7 @@ def report_table(
         One row per value of the ``system`` column.
     level : float, default CI_PROB (0.95)
         Interval level, in (0.5, 1).
-    draws, tune, chains, seed
+    draws, tune, chains, seed, cores, progressbar
         NUTS settings (``method="bayes"``).
 
     Returns
@@ -159,7 +162,8 @@ def report_table(
     else:
         model = (HierarchicalMisclassificationModel(random_seed=seed) if len(counts) > 1
                  else MisclassificationModel(random_seed=seed))
-        model.fit(counts, method="nuts", draws=draws, tune=tune, chains=chains)
+        model.fit(counts, method="nuts", draws=draws, tune=tune, chains=chains, cores=cores,
+                  progressbar=progressbar)
         post = model.idata_["posterior"].to_dataset()
         tail = (1 - level) / 2
         draws_of = {}
@@ -230,7 +234,7 @@ def run_report(args: argparse.Namespace) -> int:
     calibration = read_table(args.calibration, "calibration")
     table = report_table(judgments, calibration, method=args.method, by_system=args.by == "system",
                          level=args.level, draws=args.draws, tune=args.tune, chains=args.chains,
-                         seed=args.seed)
+                         seed=args.seed, cores=args.cores, progressbar=sys.stderr.isatty())
     print(format_report(table, args.method, args.level))
     if args.out:
         table.to_csv(args.out, index=False)

@@ -22,7 +22,7 @@ import pandas as pd
 from bayesjudge import PreferenceDistribution, alignment_error
 from bayesjudge.cli.files import FILES_HELP, read_table
 from bayesjudge.constants import CI_PROB
-from bayesjudge.data import DataValidationError, show_values
+from bayesjudge.data import DataValidationError, show_rows, show_values
 from bayesjudge.data.annotations import (
     AnnotationCounts,
     validate_annotations,
@@ -81,7 +81,8 @@ def read_labels(path: str) -> tuple[AnnotationCounts, bool]:
         dup = df["item"].duplicated().to_numpy()
         if dup.any():
             raise DataValidationError(
-                f"labels.item repeats {show_values(pd.unique(df['item'][dup]))} but the file "
+                f"labels.item repeats {show_values(pd.unique(df['item'][dup]))} (at "
+                f"{show_rows(df.index[dup])}) but the file "
                 f"has no annotator column; give one label per item, or add a column "
                 f"annotator for several annotators per item.")
         df = df.assign(annotator="label")

@@ -29,7 +29,9 @@ import pandas as pd
 from bayesjudge.data.schema import (
     DataValidationError,
     check_no_missing,
+    label_key,
     require_frame,
+    show_rows,
     show_values,
 )
 
@@ -154,8 +156,8 @@ def validate_annotations(
     if bad.any():
         raise DataValidationError(
             f"annotations.label must be one of 'A', 'B', 'tie' (or 0 = A better, 1 = B "
-            f"better); found {show_values(pd.unique(raw[bad]))} at rows "
-            f"{show_values(df.index[bad])}. Map your labels onto A / B / tie."
+            f"better); found {show_values(pd.unique(raw[bad]))} at "
+            f"{show_rows(df.index[bad])}. Map your labels onto A / B / tie."
         )
     codes = codes.to_numpy(dtype=np.int64)
     if not allow_ties and (codes == 1).any():
@@ -165,9 +167,9 @@ def validate_annotations(
         pairs = list(zip(df["item"][dup], df["annotator"][dup]))
         raise DataValidationError(
             f"annotations has {int(dup.sum())} duplicated (item, annotator) row(s), e.g. "
-            f"{show_values(pairs, 3)}; each annotator labels an item once. Keep one row "
-            f"per pair (or give repeated labels distinct annotator ids if they are "
-            f"independent draws)."
+            f"{show_values(pairs, 3)} at {show_rows(df.index[dup], 3)}; each annotator "
+            f"labels an item once. Keep one row per pair (or give repeated labels distinct "
+            f"annotator ids if they are independent draws)."
         )
     item_codes, items = pd.factorize(df["item"], sort=False)
     counts = np.zeros((len(items), 3), dtype=np.int64)
@@ -181,7 +183,7 @@ def _label_key(value) -> str | None:
     if isinstance(value, (int, np.integer, float, np.floating)):
         return str(float(value))
     if isinstance(value, str):
-        return value.strip().lower()
+        return label_key(value)
     return None
 
 
@@ -206,7 +208,7 @@ def _check_probability(df: pd.DataFrame, col: str, allow_missing: bool) -> np.nd
     if bad.any():
         raise DataValidationError(
             f"judge outputs.{col} must be a probability in [0, 1]; found "
-            f"{show_values(pd.unique(column[bad]))} at rows {show_values(df.index[bad])}. "
+            f"{show_values(pd.unique(column[bad]))} at {show_rows(df.index[bad])}. "
             f"Pass probabilities (not percentages, logits or log-probabilities)."
         )
     if not allow_missing:
@@ -238,7 +240,8 @@ def validate_judge_outputs(outputs: pd.DataFrame | JudgeOutputs) -> JudgeOutputs
         if orphan.any():
             raise DataValidationError(
                 f"judge outputs has a prob_swapped (P(A better), swapped prompt) without its "
-                f"original prob for item(s) {show_values(df['item'][orphan].tolist())}; a "
+                f"original prob for item(s) {show_values(df['item'][orphan].tolist())} at "
+                f"{show_rows(df.index[orphan])}; a "
                 f"swapped prediction is only interpretable next to the original. Add the "
                 f"original order's prob or drop those rows."
             )
@@ -252,7 +255,8 @@ def validate_judge_outputs(outputs: pd.DataFrame | JudgeOutputs) -> JudgeOutputs
         dup = df.duplicated(key).to_numpy()
         raise DataValidationError(
             f"judge outputs has duplicated {tuple(key)} key(s) "
-            f"{show_values(df.loc[dup, key].to_records(index=False).tolist())}; give one "
+            f"{show_values(df.loc[dup, key].to_records(index=False).tolist())} at "
+            f"{show_rows(df.index[dup])}; give one "
             f"row per {' and '.join(key)} (put both prompt orders on one row: prob and "
             f"prob_swapped)."
         )

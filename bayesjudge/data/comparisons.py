@@ -3,7 +3,8 @@
 The Bradley-Terry family of Qian, Sun, Gales & Knill (2026), "Who can we trust?
 LLM-as-a-jury for Comparative Assessment", arXiv:2602.16610 (sections 3-4) reads a
 long table ``judge, left, right`` with either ``prob`` = P(left beats right) in
-[0, 1] (soft) or ``outcome`` in {left, right, tie} (hard), and optional ``context``
+[0, 1] (soft) or ``outcome`` in {left, right, tie} (hard; labels in any letter case,
+surrounding spaces ignored), and optional ``context``
 (an article or prompt: items are compared, and have skills, only within it) and
 ``aspect`` (a separate ranking per aspect). :func:`validate_comparisons` checks the
 table once and collapses it to one *cell* per distinct (context, aspect, left, right,
@@ -30,7 +31,13 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from bayesjudge.data.schema import DataValidationError, require_frame, show_values
+from bayesjudge.data.schema import (
+    DataValidationError,
+    label_key,
+    require_frame,
+    show_rows,
+    show_values,
+)
 
 __all__ = ["COMPARISON_OUTCOMES", "Comparisons", "validate_comparisons"]
 
@@ -155,20 +162,26 @@ def _probabilities(df: pd.DataFrame) -> tuple[np.ndarray, Literal["soft", "hard"
         if bad.any():
             raise DataValidationError(
                 f"{_NAME}.prob must be a probability in [0, 1] (no NaN); found "
-                f"{show_values(pd.unique(df['prob'][bad]))} at rows {show_values(df.index[bad])}. "
+                f"{show_values(pd.unique(df['prob'][bad]))} at {show_rows(df.index[bad])}. "
                 f"Fix: drop or repair those rows (a logit or a percentage must be converted).")
         return p, "soft"
+    missing = df["outcome"].isna().to_numpy()
+    if missing.any():
+        raise DataValidationError(
+            f"{_NAME}.outcome is missing (empty, NaN/None) at {show_rows(df.index[missing])}; "
+            f"Fix: give every row left, right or tie, or drop those rows.")
     codes, labels = _codes(df["outcome"])
     value = {"left": 1.0, "tie": 0.5, "right": 0.0}
-    known = np.array([label in value for label in labels], dtype=bool)
-    if (codes < 0).any() or not known.all():
-        bad = [lab for lab, ok in zip(labels, known) if not ok] + (["NaN"] if (codes < 0).any()
-                                                                   else [])
+    # labels, not ids: any letter case, surrounding spaces ignored
+    p = np.array([value.get(label_key(lab), np.nan) for lab in labels])[codes]
+    bad = np.isnan(p)
+    if bad.any():
         raise DataValidationError(
-            f"{_NAME}.outcome must be one of {list(COMPARISON_OUTCOMES)}; found "
-            f"{show_values(bad)}. "
+            f"{_NAME}.outcome must be one of {list(COMPARISON_OUTCOMES)} (any letter case); "
+            f"found {show_values(pd.unique(df['outcome'][bad]))} at "
+            f"{show_rows(df.index[bad])}. "
             f"Fix: map your labels, e.g. {{'A': 'left', 'B': 'right', 'draw': 'tie'}}.")
-    return np.array([value[lab] for lab in labels])[codes], "hard"
+    return p, "hard"
 
 
 def validate_comparisons(comparisons: pd.DataFrame | Comparisons) -> Comparisons:
@@ -207,8 +220,8 @@ def collapse_rows(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray]:
         missing = df[col].isna().to_numpy()
         if missing.any():
             raise DataValidationError(
-                f"{_NAME}.{col} has {missing.sum()} missing id(s) (NaN/None) at rows "
-                f"{show_values(df.index[missing])}; drop or fill those rows before fitting.")
+                f"{_NAME}.{col} has {missing.sum()} missing id(s) (NaN/None) at "
+                f"{show_rows(df.index[missing])}; drop or fill those rows before fitting.")
     p, kind = _probabilities(df)
     left, right, items = _item_codes(df)
     judge, judges = _codes(df["judge"])
@@ -221,7 +234,7 @@ def collapse_rows(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray]:
         where = f" in context(s) {show_values(pd.unique(df['context'][same]))}" if contexts \
             is not None else ""
         raise DataValidationError(
-            f"{_NAME} compares an item with itself at rows {show_values(df.index[same])} "
+            f"{_NAME} compares an item with itself at {show_rows(df.index[same])} "
             f"(left == right: {show_values(pd.unique(df['left'][same]))}{where}). A "
             f"self-comparison says nothing about skills, and an item (or a context) seen only "
             f"in such rows has nothing to be ranked against. Fix: drop those rows.")

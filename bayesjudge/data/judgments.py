@@ -33,6 +33,7 @@ from bayesjudge.data.schema import (
     DataValidationError,
     check_integer_values,
     require_frame,
+    show_rows,
     show_values,
 )
 
@@ -245,8 +246,8 @@ def _no_missing(df: pd.DataFrame, name: str, col: str, fix: str) -> None:
     if len(bad):
         items = df.loc[bad, "item"] if "item" in df.columns else bad
         raise DataValidationError(
-            f"{name}.{col} is missing (NaN/None) for {len(bad)} row(s), items "
-            f"{show_values(items)}; {fix}."
+            f"{name}.{col} is missing (NaN/None) for {len(bad)} row(s) at {show_rows(bad)}, "
+            f"items {show_values(items)}; {fix}."
         )
 
 
@@ -256,7 +257,8 @@ def _check_unique(df: pd.DataFrame, name: str, system: pd.Series) -> None:
     if dup.any():
         raise DataValidationError(
             f"{name} has {int(dup.sum())} duplicated item id(s) "
-            f"{show_values(pd.unique(key['item'][dup]))} (per system); each item is one "
+            f"{show_values(pd.unique(key['item'][dup]))} (per system) at "
+            f"{show_rows(df.index[dup.to_numpy()])}; each item is one "
             f"Bernoulli judgment. Keep one judgment per item (e.g. the majority of repeated "
             f"samples) or fix the ids."
         )

@@ -14,13 +14,22 @@ Tables (column names are the API, see CONTRIBUTING.md):
 Id columns (:data:`ID_COLUMNS`: ``item``, ``system``, ...) are labels, not
 numbers: they are compared exactly as given, so whoever reads a file should read
 them as strings (``bayesjudge`` on the command line does), or ``000`` becomes
-``0`` and the distinct ids ``1.1`` and ``1.10`` merge.
+``0`` and the distinct ids ``1.1`` and ``1.10`` merge. Ids that differ only by
+leading/trailing spaces stay distinct, with a warning (:func:`warn_spaced_ids`).
+Labels (outcomes, A/B/tie) are not ids: they ignore letter case and surrounding
+spaces (:func:`label_key`).
+
+Error messages name rows by their index labels (``rows [3]``); a table read from a
+file by the command line carries its file lines as index (:data:`LINE_INDEX`), so
+there they say ``file lines [5]``.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -30,8 +39,13 @@ from bayesjudge.constants import CI_PROB
 COUNT_COLUMNS = ("n_pos", "n_tie", "n_neg")
 TERNARY = (-1, 0, 1)
 BINARY = (0, 1)
-ID_COLUMNS = ("item", "system", "judge", "annotator", "context", "left", "right")
+ID_COLUMNS = ("item", "system", "judge", "annotator", "context", "left", "right", "aspect")
 """Columns that hold identifiers: read them from files as strings, exactly as written."""
+LINE_INDEX = "line"
+"""Index name of a table read from a file (``bayesjudge`` on the command line): its labels
+are the file's line numbers (the header is line 1), and error messages then name rows by
+their file line (:func:`show_rows`); any other index is named by its labels ("row 3")."""
+_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 
 _MEANING = {
     TERNARY: "ternary: +1 = first/A better, -1 = second/B better, 0 = tie",
@@ -101,6 +115,23 @@ def show_values(values: Iterable, k: int = 5) -> str:
     return f"[{head}{more}]"
 
 
+def show_rows(index, k: int = 5) -> str:
+    """Where rows are, for an error message: ``file lines [4, 9]`` for a table read from
+    a file (index named :data:`LINE_INDEX`), else ``rows [0, 7]`` (the index labels)."""
+    what = "file lines" if getattr(index, "name", None) == LINE_INDEX else "rows"
+    return f"{what} {show_values(index, k)}"
+
+
+def label_key(value):
+    """A label as the key of its vocabulary: text stripped and lower-cased.
+
+    Labels (``left`` / ``right`` / ``tie``, ``A`` / ``B`` / ``tie``) are not ids:
+    ``"Left"``, ``" TIE"`` and ``"tie"`` name the same label. Other values are
+    returned as they are.
+    """
+    return value.strip().casefold() if isinstance(value, str) else value
+
+
 def check_unit_interval(values, name: str, fix: str) -> np.ndarray:
     """``values`` as float64 if every one lies in [0, 1], else a DataValidationError.
 
@@ -131,7 +162,64 @@ def require_frame(df, name: str, columns: Iterable[str]) -> pd.DataFrame:
         )
     if len(df) == 0:
         raise DataValidationError(f"{name} is empty: it needs at least one row.")
+    if df.columns.is_unique:  # (a repeated column name is the caller's to report)
+        check_header_rows(df, name)
+        warn_spaced_ids(df, name)
     return df
+
+
+def check_header_rows(df: pd.DataFrame, name: str) -> None:
+    """Raise if a row holds the column names: a repeated header line (concatenated files).
+
+    Read as data it would give every column a value such as ``'outcome'``.
+    """
+    names = list(df.columns)
+    if not names or not all(isinstance(c, str) for c in names):
+        return
+    header = np.ones(len(df), dtype=bool)
+    for col in names:  # the first column rules out almost every row, cheaply
+        header &= (df[col] == col).to_numpy(dtype=bool, na_value=False)
+        if not header.any():
+            return
+    raise DataValidationError(
+        f"{name} has a repeated header line at {show_rows(df.index[header])}: its values are "
+        f"the column names {names}. Fix: delete that line (files joined with their headers?).")
+
+
+def warn_spaced_ids(df: pd.DataFrame, name: str) -> None:
+    """Warn when ids of a column differ only by leading/trailing spaces.
+
+    Ids are compared exactly as written, so ``" mistral-large "`` and
+    ``"mistral-large"`` are two items: never merged silently, but the user hears of it.
+    ``left`` and ``right`` hold one set of ids and are checked together. The ids are
+    not changed.
+    """
+    groups = [[c for c in ("left", "right") if c in df.columns]]
+    groups += [[c] for c in ID_COLUMNS if c not in ("left", "right") and c in df.columns]
+    for cols in filter(None, groups):
+        if all(pd.api.types.is_numeric_dtype(df[c]) for c in cols):
+            continue  # numbers have no spaces
+        ids = pd.unique(np.concatenate([np.asarray(pd.unique(df[c]), dtype=object)
+                                        for c in cols]))
+        values = pd.Series([v for v in ids if isinstance(v, str)], dtype=object)
+        if values.empty:
+            continue
+        stripped = values.str.strip()
+        if (stripped == values).all():
+            continue  # no id with outer spaces: nothing can collide
+        clash = stripped.duplicated(keep=False)
+        if not clash.any():
+            continue
+        sets = [show_values(sorted(v)) for _, v in values[clash].groupby(stripped[clash],
+                                                                       sort=False)]
+        shown = "; ".join(sets[:3]) + (f" ... ({len(sets)} sets in all)" if len(sets) > 3 else "")
+        where = f"{name}.{'/'.join(cols)}"
+        warnings.warn(
+            f"{where} has ids that differ only by leading/trailing spaces: {shown}. They are "
+            f"kept as different ids (ids are compared exactly as written). If they name the "
+            f"same thing, remove the spaces in the data (pandas: "
+            f"{'; '.join(f'df[{c!r}] = df[{c!r}].str.strip()' for c in cols)}).",
+            UserWarning, skip_file_prefixes=(_PACKAGE_DIR,))
 
 
 def check_no_missing(df: pd.DataFrame, name: str, columns: Iterable[str]) -> None:
@@ -140,8 +228,8 @@ def check_no_missing(df: pd.DataFrame, name: str, columns: Iterable[str]) -> Non
         bad = df.index[df[col].isna().to_numpy()]
         if len(bad):
             raise DataValidationError(
-                f"{name}.{col} has {len(bad)} missing value(s) (NaN/None) at rows "
-                f"{show_values(bad)}; drop or fill those rows before fitting (nothing is "
+                f"{name}.{col} has {len(bad)} missing value(s) (NaN/None) at "
+                f"{show_rows(bad)}; drop or fill those rows before fitting (nothing is "
                 f"dropped silently)."
             )
 
@@ -167,7 +255,7 @@ def check_integer_values(
         bad = pd.unique(raw[~ok])
         raise DataValidationError(
             f"{name}.{col} must take values in {set(allowed)}; found {show_values(bad)} "
-            f"(e.g. at rows {show_values(df.index[~ok])}). Map your labels to "
+            f"(e.g. at {show_rows(df.index[~ok])}). Map your labels to "
             f"{set(allowed)}{explain}."
         )
     return as_float.astype(np.int64)
@@ -207,7 +295,8 @@ def validate_votes(votes: pd.DataFrame | VoteCounts) -> VoteCounts:
         if bad.any():
             raise DataValidationError(
                 f"votes.confidence must lie in [0, 1]; found "
-                f"{show_values(votes['confidence'][bad])}. Rescale it (e.g. a sequence "
+                f"{show_values(votes['confidence'][bad])} at {show_rows(votes.index[bad])}. "
+                f"Rescale it (e.g. a sequence "
                 f"probability, not a log-probability)."
             )
     codes, items = pd.factorize(votes["item"], sort=False)
@@ -222,7 +311,8 @@ def _validate_counts(votes: pd.DataFrame) -> pd.DataFrame:
     dup = votes["item"][votes["item"].duplicated()]
     if len(dup):
         raise DataValidationError(
-            f"votes.item has duplicated ids in counts form: {show_values(pd.unique(dup))}. "
+            f"votes.item has duplicated ids in counts form: {show_values(pd.unique(dup))} "
+            f"(at {show_rows(dup.index)}). "
             f"Each item needs exactly one row of n_pos/n_tie/n_neg; sum the rows "
             f"per item (df.groupby('item', sort=False).sum()) or fix the ids."
         )
@@ -232,12 +322,14 @@ def _validate_counts(votes: pd.DataFrame) -> pd.DataFrame:
         bad = ~np.isfinite(x) | (x != np.round(x))
         if bad.any():
             raise DataValidationError(
-                f"votes.{col} must hold whole numbers; found {show_values(votes[col][bad])}."
+                f"votes.{col} must hold whole numbers; found {show_values(votes[col][bad])} "
+                f"at {show_rows(votes.index[bad])}."
             )
         if (x < 0).any():
             raise DataValidationError(
                 f"votes.{col} has negative counts {show_values(votes[col][x < 0])} for items "
-                f"{show_values(votes['item'][x < 0])}; counts must be >= 0."
+                f"{show_values(votes['item'][x < 0])} at {show_rows(votes.index[x < 0])}; "
+                f"counts must be >= 0."
             )
         counts[:, j] = x.astype(np.int64)
     empty = counts.sum(axis=1) == 0
@@ -262,7 +354,8 @@ def validate_labels(
     dup = labels["item"][labels["item"].duplicated()]
     if len(dup):
         raise DataValidationError(
-            f"{name}.item has duplicated ids {show_values(pd.unique(dup))}; give one gold "
+            f"{name}.item has duplicated ids {show_values(pd.unique(dup))} (at "
+            f"{show_rows(dup.index)}); give one gold "
             f"label per item (e.g. the majority of your raters)."
         )
     return Labels(pd.Index(labels["item"].to_numpy(), name="item"), y)

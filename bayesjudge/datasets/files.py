@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bayesjudge.data import DataValidationError
+from bayesjudge.data import DataValidationError, check_header_rows
 
 __all__ = ["SHARED_DATA", "SeedLike", "read_json", "require_columns", "resolve_data_file"]
 
@@ -84,10 +84,12 @@ def read_json(res: Path | Traversable) -> list[dict]:
 
 
 def require_columns(df: pd.DataFrame, columns: Sequence[str], table: str) -> None:
-    """Raise :class:`~bayesjudge.data.DataValidationError` naming the columns ``table`` lacks."""
+    """Raise :class:`~bayesjudge.data.DataValidationError` naming the columns ``table`` lacks,
+    or the rows that repeat the header line."""
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise DataValidationError(
             f"{table}: missing column(s) {missing}; got {list(df.columns)}. "
             f"Provide a table with columns {list(columns)}."
         )
+    check_header_rows(df, table)  # a repeated header line (concatenated files)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bayesjudge.data import DataValidationError
+from bayesjudge.data import DataValidationError, check_header_rows
 from bayesjudge.datasets.files import require_columns, resolve_data_file
 
 __all__ = ["MQM_WEIGHTS", "WMT23_SXS_FILE", "load_wmt23_sxs", "wmt23_preferences"]
@@ -100,6 +100,7 @@ def load_wmt23_sxs(path: str | Path | None = None) -> pd.DataFrame:
             na_filter=False,
         )
 
+    check_header_rows(raw, res.name)
     unknown = sorted(set(raw["severity"].unique()) - _WMT_SEVERITIES)
     if unknown:
         raise DataValidationError(

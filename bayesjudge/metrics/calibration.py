@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from bayesjudge.data import DataValidationError, check_unit_interval, show_values
+from bayesjudge.data import DataValidationError, check_unit_interval, label_key, show_values
 
 __all__ = [
     "PRF",
@@ -84,6 +84,8 @@ def as_probabilities(values: ArrayLike, name: str) -> NDArray[np.float64]:
 def as_binary_labels(values: ArrayLike, name: str) -> NDArray[np.float64]:
     """Binary labels as floats: 1 (or ``"B"``) = B better, 0 (or ``"A"``) = A better.
 
+    ``"a"`` / ``" B "`` count too: labels ignore letter case and surrounding spaces.
+
     Raises a :class:`DataValidationError` naming ``name`` for anything else (a
     ``"tie"`` label included: calibration metrics skip ties, see
     :func:`~bayesjudge.metrics.metric_table`).
@@ -92,8 +94,8 @@ def as_binary_labels(values: ArrayLike, name: str) -> NDArray[np.float64]:
     if arr.dtype.kind in "OUS":
         flat = arr.ravel()
         out = np.full(flat.shape, np.nan)
-        is_a = np.array([v == "A" if isinstance(v, str) else False for v in flat], dtype=bool)
-        is_b = np.array([v == "B" if isinstance(v, str) else False for v in flat], dtype=bool)
+        keys = [label_key(v) for v in flat]  # labels: any letter case, spaces ignored
+        is_a, is_b = (np.array([k == c for k in keys], dtype=bool) for c in ("a", "b"))
         out[is_a], out[is_b] = 0.0, 1.0
         numeric = ~(is_a | is_b)
         for i in np.flatnonzero(numeric):  # 0/1 numbers inside an object array

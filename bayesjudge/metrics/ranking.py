@@ -20,6 +20,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from bayesjudge.data import DataValidationError, check_no_missing, require_frame, show_values
+from bayesjudge.data.schema import label_key, show_rows
 
 __all__ = [
     "OUTCOME_PROBS",
@@ -77,7 +78,7 @@ def comparison_probs(comparisons: pd.DataFrame, name: str = "comparisons") -> np
     if len(bad):
         which = "both" if (p_given & o_given)[bad[0]] else "neither"
         raise DataValidationError(
-            f"{name}: rows {show_values(comparisons.index[bad])} have {which} of 'prob' and "
+            f"{name}: {show_rows(comparisons.index[bad])} have {which} of 'prob' and "
             "'outcome'; give each row exactly one (prob for soft, outcome for hard judgments)."
         )
     out = np.empty(len(comparisons))
@@ -88,26 +89,26 @@ def comparison_probs(comparisons: pd.DataFrame, name: str = "comparisons") -> np
         if wrong.any():
             raise DataValidationError(
                 f"{name}.prob must be a number in [0, 1]; got "
-                f"{show_values(comparisons['prob'].to_numpy()[p_given][wrong])} at rows "
-                f"{show_values(comparisons.index[p_given][wrong])}. Pass probabilities, "
+                f"{show_values(comparisons['prob'].to_numpy()[p_given][wrong])} at "
+                f"{show_rows(comparisons.index[p_given][wrong])}. Pass probabilities, "
                 "not logits or percentages."
             )
         out[p_given] = p
     if has_o:
         o = comparisons["outcome"].to_numpy()[o_given]
-        mapped = pd.Series(o).map(OUTCOME_PROBS).to_numpy(float)
-        wrong = np.isnan(mapped)
-        if wrong.any():
+        codes, labels = pd.factorize(o)  # labels: any letter case, spaces ignored
+        mapped = np.array([OUTCOME_PROBS.get(label_key(v), np.nan) for v in labels])[codes]
+        if (wrong := np.isnan(mapped)).any():
             raise DataValidationError(
-                f"{name}.outcome must be one of {list(OUTCOME_PROBS)}; got unknown labels "
-                f"{show_values(pd.unique(o[wrong]))}. Recode them (e.g. 'A' -> 'left')."
-            )
+                f"{name}.outcome must be one of {list(OUTCOME_PROBS)} (any case); got labels "
+                f"{show_values(pd.unique(o[wrong]))} at "
+                f"{show_rows(comparisons.index[o_given][wrong])}. Recode them ('A' -> 'left').")
         out[o_given] = mapped
     self_cmp = np.flatnonzero(comparisons["left"].eq(comparisons["right"]).to_numpy(bool))
     if len(self_cmp):
         raise DataValidationError(
-            f"{name}: left == right (a self-comparison) at rows "
-            f"{show_values(comparisons.index[self_cmp])}; drop those rows."
+            f"{name}: left == right (a self-comparison) at "
+            f"{show_rows(comparisons.index[self_cmp])}; drop those rows."
         )
     return out
 

@@ -21,6 +21,7 @@ pairs. Without per-judge parameters the judges are summed per pair (eq. 12).
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,7 @@ from bayesjudge.data.comparisons import (
 )
 from bayesjudge.data.symmetrization import symmetrize
 from bayesjudge.models.bt_core import (
+    MAX_LL_UNITS,
     SkillLayout,
     bt_loglik_np,
     layout_state,
@@ -139,13 +141,43 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         self._layout_state = layout_state(comps, layout)
         return FitData(
             data=data, coords=coords,
-            observed={"comparison": (("obs",), pool_units(self._observed(comps)))},
+            observed={"comparison": (("obs",), pool_units(self._observed(comps))),
+                      "outcomes": (("obs", "outcome"), pool_units(comps.outcomes.T).T)},
+            observation=self._observation(comps),
             shape_key=(layout.dims, layout.shape, n_sc, len(data["group_size"]),
                        len(comps.judges), comps.n_aspects),
             extra={"comps": comps, "layout": layout,
                    "cell_left": layout.cells(comps.group, comps.left),
-                   "cell_right": layout.cells(comps.group, comps.right)},
+                   "cell_right": layout.cells(comps.group, comps.right),
+                   "cell_values": values, "lik_cell": cell},
         )
+
+    def _observation(self, comps: Comparisons) -> dict[str, str]:
+        """What the log-likelihood of a unit scores (compare() refuses different ones)."""
+        if getattr(self, "kind", "soft") == "soft" and comps.kind == "soft" and not self._ties:
+            space = ("soft P(left beats right) of each comparison, scored by cross-entropy "
+                     "(not the probability of an observed outcome)")
+        elif comps.outcomes[:, 1].any() and not self._ties:
+            space = ("hard outcomes with each tie scored as half a left win and half a right "
+                     "win (Bradley-Terry's convention: not a probability over {left, tie, "
+                     "right}; DavidsonBT models ties)")
+        else:  # Davidson, or BT on tie-free outcomes: P(tie) = 0 is a distribution too
+            space = "outcome in {left, tie, right} of each comparison (categorical)"
+        return {"outcome_space": space, "symmetrized": f"symmetrize={self.symmetrize!r}" + (
+            ": a pair judged in both orders is one debiased row (eq. 3)" if self.symmetrize
+            else ": comparisons as given")}
+
+    def _loo_data(self, fd: FitData, var: str, index) -> FitData:
+        """``fd`` without log-likelihood unit(s) ``index`` (their cells; LOO / K-fold refits)."""
+        cell = fd.extra["lik_cell"]
+        unit = np.arange(len(cell))
+        if len(cell) > MAX_LL_UNITS:  # pool_units: cell c is in unit c % MAX_LL_UNITS
+            unit %= MAX_LL_UNITS
+        keep = (~np.isin(unit, index)).astype(float)
+        n_lik = len(fd.data["cell_pair"])
+        data = {**fd.data, **{k: np.bincount(cell, v * keep, n_lik)
+                              for k, v in fd.extra["cell_values"].items()}}
+        return replace(fd, data=data)
 
     def _win(self, comps: Comparisons) -> np.ndarray:
         if getattr(self, "kind", "soft") == "soft":

@@ -39,7 +39,8 @@ class DavidsonBT(PairwiseModel):
     (``tie="per_judge"``); ``discriminators=True`` divides the skill difference
     by BT-sigma's sigma_k (eq. 13 of Qian et al.); ``position_bias=True`` adds
     b_k, judge k's logit-scale preference for the item shown on the left.
-    Outcomes are ``left`` / ``tie`` / ``right``; a soft table is read as
+    Outcomes are ``left`` / ``tie`` / ``right`` (any letter case, surrounding
+    spaces ignored); a soft table is read as
     outcomes (p > 0.5 left, p = 0.5 tie, p < 0.5 right).
 
     Identification as :class:`~bayesjudge.models.bradley_terry.BTSigma`: skills

@@ -17,6 +17,7 @@ import pandas as pd
 
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, check_ci_prob, require_frame, show_values
+from bayesjudge.data.schema import show_rows
 from bayesjudge.laplace_check import warn_flagged
 from bayesjudge.models.bt_core import (
     SkillLayout,
@@ -128,8 +129,8 @@ class PairwiseReports:
             cell = layout.cells(group, lookup_ids(pairs, col, st["items"]))
             if (cell < 0).any():
                 raise DataValidationError(
-                    f"pairs.{col} has items never compared in their context/aspect at rows "
-                    f"{show_values(pairs.index[cell < 0])}: the model has no skill for them. "
+                    f"pairs.{col} has items never compared in their context/aspect at "
+                    f"{show_rows(pairs.index[cell < 0])}: the model has no skill for them. "
                     f"Fix: drop those rows.")
             cells.append(cell)
         n_a = len(st["aspects"]) if st["aspects"] is not None and getattr(
@@ -245,8 +246,12 @@ def lookup_ids(pairs: pd.DataFrame, col: str, ids) -> np.ndarray:
     index = pd.Index(np.asarray(ids, dtype=object), dtype=object)
     pos = index.get_indexer(pairs[col].astype(object))
     if (pos < 0).any():
+        fix = ("drop those rows, refit with them, or drop the judge column to get the "
+               "consensus prediction (sigma = 1, no position bias, the mean tie logit)"
+               if col == "judge" else "drop those rows or refit with them")
         raise DataValidationError(
             f"pairs.{col} has ids the model was not fitted on: "
-            f"{show_values(pd.unique(pairs[col][pos < 0]))} (ids are compared exactly, e.g. "
-            f"1 != '1'). Fix: drop those rows or refit with them.")
+            f"{show_values(pd.unique(pairs[col][pos < 0]))} at "
+            f"{show_rows(pairs.index[pos < 0])} (ids are compared exactly, e.g. 1 != '1'). "
+            f"Fix: {fix}.")
     return pos

@@ -11,6 +11,7 @@ decided by the MAE Bayes action (eqs. 5-6).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal
 
 import numpy as np
@@ -213,8 +214,17 @@ class DavidsonAggregator(BayesianModel):
                 "label": (("item",), labels.values),
                 "vote_counts": (("item", "outcome"), counts[:, ::-1]),  # -1, 0, +1
             },
-            extra={"s": s[inverse], "t": t[inverse], "y_idx": y_idx},
+            extra={"s": s[inverse], "t": t[inverse], "y_idx": y_idx, "pattern": inverse},
+            observation={"outcome_space": "calibration label in {-1, 0, +1} of each item "
+                                          "given its votes (categorical)"},
         )
+
+    def _loo_data(self, fd: FitData, var: str, index) -> FitData:
+        """``fd`` without calibration item(s) ``index`` (exact LOO / K-fold refits; same shapes)."""
+        counts = fd.data["label_counts"].copy()
+        index = np.atleast_1d(index)
+        np.subtract.at(counts, (fd.extra["pattern"][index], fd.extra["y_idx"][index]), 1)
+        return replace(fd, data={**fd.data, "label_counts": counts})
 
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()

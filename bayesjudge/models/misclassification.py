@@ -305,6 +305,9 @@ class MisclassificationModel(BayesianModel):
             coords={"obs": list(OBS)},
             observed={"counts": (("obs",), successes), "trials": (("obs",), trials)},
             extra={"counts": counts},
+            observation={"outcome_space": "binomial counts of the judge's positive verdicts on "
+                                          "the test items and of its correct verdicts on the "
+                                          "calibration items of each class"},
         )
 
     def _map_starts(self, fd: FitData, engine) -> list[np.ndarray | None]:

@@ -217,6 +217,9 @@ class HierarchicalMisclassificationModel(BayesianModel):
             },
             shape_key=(len(systems),),
             extra={"counts": counts},
+            observation={"outcome_space": "binomial counts of the judge's positive verdicts on "
+                                          "the test items and of its correct verdicts on the "
+                                          "calibration items of each class"},
         )
 
     def _map_starts(self, fd: FitData, engine) -> list[np.ndarray | None]:

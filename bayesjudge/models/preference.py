@@ -197,6 +197,8 @@ class PreferenceDistribution(BayesianModel):
             shape_key=(self._ternary_fitted, len(patterns) if self._flat else None),
             extra={"counts": ac.counts, "items": ac.items, "patterns": patterns,
                    "inverse": inverse, "per_item": per_item},
+            observation={"outcome_space": "annotators' label counts of each item (multinomial "
+                                          "over {%s})" % ", ".join(coords["outcome"])},
         )
 
     def _alpha_tensor(self, priors: dict[str, Prior]):

@@ -8,6 +8,14 @@ is the usual NLL fit; fitted on the counts of m annotators it calibrates the jud
 to the preference distribution p* itself (section 2.1, the paper's thesis), and
 with the swapped prompt's P(A better) it fits both orders jointly, so the bias b
 measures positional bias (section 5.2).
+
+Certainties. A log-probability judge reports exact 0 and 1 (the probability of the
+other verdict underflows). No finite logit stands for them, and clipping them to a
+constant makes T follow the constant (PandaLM GPT-3.5 counts: T = 6.5 / 9.7 / 19.3 at
+clips 1e-4 / 1e-6 / 1e-12). An exact 0 or 1 is therefore its own category: its
+calibrated probability is a parameter of its own, and T and b are fitted on the
+finite outputs only (the rounding selects rows on the judge's output, not on the
+label, so this conditional likelihood is exact).
 """
 
 from __future__ import annotations
@@ -38,15 +46,18 @@ from bayesjudge.data.annotations import (
 )
 from bayesjudge.priors import Prior
 
-__all__ = ["PROB_CLIP", "TemperatureScaling"]
+__all__ = ["CERTAINTIES", "TemperatureScaling"]
 
-#: Probabilities are clipped to [PROB_CLIP, 1 - PROB_CLIP] before the logit.
-PROB_CLIP = 1e-6
+#: Parameter of each certainty category: the calibrated probability of an output of
+#: exactly 1 / exactly 0 (of the event the output is about).
+CERTAINTIES = {1.0: "calibrated_one", 0.0: "calibrated_zero"}
 _PREDICT_CHUNK = 2_000_000  # draws x rows per block of predict
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
-    return special.logit(np.clip(p, PROB_CLIP, 1 - PROB_CLIP))
+    """logit p for 0 < p < 1; the certainties are set to 0 (their rows carry no weight)."""
+    p = np.asarray(p, dtype=float)
+    return special.logit(np.where((p == 0) | (p == 1), 0.5, p))
 
 
 class TemperatureScaling(BayesianModel):
@@ -68,8 +79,19 @@ class TemperatureScaling(BayesianModel):
     swapped) each row adds ``s' = n - s ~ Binomial(n, p~')`` with p~' the same map
     applied to prob_swapped: one T and one b for both orders, so b is the
     judge's pull toward whichever response is shown second (a positional bias,
-    identified by the swap even without labels' help). Probabilities are
-    clipped to [1e-6, 1 - 1e-6] before the logit (a hard 0 / 1 is logit -+13.8).
+    identified by the swap even without labels' help).
+
+    Outputs of exactly 1 or 0 (a log-probability judge's certainties, which have no
+    finite logit) are a category of their own: ``calibrated_one`` = P(event | output
+    exactly 1) and ``calibrated_zero`` = P(event | output exactly 0) (event: B better,
+    or A better for ``prob_swapped``), each with a Beta prior and its exact conjugate
+    Beta posterior (the likelihood factorises: these rows say nothing about T and b,
+    which are fitted on the finite outputs only, so no clip constant enters the fit).
+    ``summarize`` and ``predict`` report them when the data have such outputs;
+    ``predict`` gives a certainty the fit never saw its category's prior (with a
+    warning): nothing in the data says how often it is right. When every finite
+    output is 0.5 (hard verdicts with ties: logit 0 whatever T), T's posterior is its
+    prior (a warning; ``priors="flat"`` raises).
 
     Parameters
     ----------
@@ -80,15 +102,20 @@ class TemperatureScaling(BayesianModel):
 
             log_temperature  Prior('Normal', mu=0, sigma=1.5)   log T, scalar
             bias             Prior('Normal', mu=0, sigma=2)     b, scalar (bias=True)
+            calibrated_one   Prior('Beta', alpha=1, beta=1)     P(event | p = 1), scalar
+            calibrated_zero  Prior('Beta', alpha=1, beta=1)     P(event | p = 0), scalar
 
-        ``"flat"``: improper flat priors, MAP = maximum likelihood.
+        ``"flat"``: improper flat priors on log T and b, MAP = maximum likelihood
+        (the certainties keep Beta(1, 1), whose mode is the MLE). The certainty
+        priors must be Beta (conjugate).
     random_seed : int
         Seeds NUTS and the Laplace draws.
 
     Attributes
     ----------
     map_ : dict
-        MAP of ``log_temperature``, ``temperature`` (and ``bias``).
+        MAP of ``log_temperature``, ``temperature`` (and ``bias``; and the
+        certainties' posterior modes, where the data have them).
 
     Examples
     --------
@@ -105,6 +132,8 @@ class TemperatureScaling(BayesianModel):
     default_priors = {
         "log_temperature": Prior("Normal", mu=0, sigma=1.5),
         "bias": Prior("Normal", mu=0, sigma=2),
+        "calibrated_one": Prior("Beta", alpha=1, beta=1),
+        "calibrated_zero": Prior("Beta", alpha=1, beta=1),
     }
 
     def __init__(self, bias: bool = False, priors: None | str | dict = None,
@@ -119,11 +148,58 @@ class TemperatureScaling(BayesianModel):
 
     def _prior_names(self) -> tuple[str, ...]:
         self._check_options()
-        return ("log_temperature", "bias") if self.bias else ("log_temperature",)
+        return (("log_temperature", "bias") if self.bias else ("log_temperature",)) + tuple(
+            CERTAINTIES.values())
+
+    def _flat_priors(self) -> dict[str, Prior]:
+        flat = {k: Prior("Flat") for k in ("log_temperature", "bias")}
+        return {**flat, **{k: Prior("Beta", alpha=1, beta=1) for k in CERTAINTIES.values()}}
 
     @property
     def _summary_vars(self) -> tuple[str, ...]:
-        return ("temperature", "bias") if self.bias else ("temperature",)
+        # the certainties join once fitted (NUTS diagnostics concern the graph's T and b)
+        certain = tuple(k for k in CERTAINTIES.values() if k in getattr(self, "_certain", {})
+                        and getattr(self, "_certain_ready", False))
+        return (("temperature", "bias") if self.bias else ("temperature",)) + certain
+
+    def _beta_posterior(self, name: str) -> tuple[float, float]:
+        prior = self.resolved_priors()[name]
+        if prior.dist != "Beta" or set(prior.params) != {"alpha", "beta"}:
+            raise ValueError(f"priors[{name!r}] must be Prior('Beta', alpha=..., beta=...) "
+                             f"(conjugate), got {prior!r}.")
+        succ, trials = self._certain.get(name, (0.0, 0.0))  # unseen: the prior
+        return prior.params["alpha"] + succ, prior.params["beta"] + trials - succ
+
+    def fit(self, *args, **kwargs):  # noqa: D102 (BayesianModel.fit)
+        self._certain_ready = False
+        super().fit(*args, **kwargs)
+        for name in self._certain if self.map_ is not None else ():
+            a, b = self._beta_posterior(name)
+            self.map_[name] = np.asarray(min(max((a - 1) / (a + b - 2), 0.0), 1.0)
+                                         if a + b > 2 else a / (a + b))
+        self._certain_ready = True
+        return self
+
+    fit.__doc__ = BayesianModel.fit.__doc__
+
+    def _posterior(self):
+        post = super()._posterior()
+        missing = [k for k in self._certain if k not in post]
+        if missing:  # exact conjugate draws, independent of T and b a posteriori
+            rng = np.random.default_rng(self.random_seed)
+            shape = (post.sizes["chain"], post.sizes["draw"])
+            post = post.assign({k: (("chain", "draw"), rng.beta(*self._beta_posterior(k),
+                                                                 size=shape))
+                                for k in missing})
+            self._post = post
+        return post
+
+    def _state(self):
+        return {"certain": {k: list(map(float, v)) for k, v in self._certain.items()}}
+
+    def _set_state(self, state):
+        self._certain = {k: tuple(v) for k, v in state.get("certain", {}).items()}
+        self._certain_ready = True
 
     # -- data -----------------------------------------------------------------------
     def _prepare(self, outputs, labels) -> FitData:
@@ -147,26 +223,47 @@ class TemperatureScaling(BayesianModel):
             n.append(trials[has])
             order.append(np.ones(int(has.sum()), np.int64))
             rows.append(np.flatnonzero(has))
+        raw = np.concatenate([out.prob] + ([out.prob_swapped[has]]
+                                           if out.prob_swapped is not None else []))
         x, s, n = np.concatenate(x), np.concatenate(s), np.concatenate(n)
         keep = n > 0
-        x, s, n = x[keep], s[keep], n[keep]
-        clipped = np.sum((out.prob < PROB_CLIP) | (out.prob > 1 - PROB_CLIP))
-        if clipped:
-            warnings.warn(
-                f"{int(clipped)} judge probabilities are 0 or 1 (hard verdicts) and were clipped "
-                f"to [{PROB_CLIP}, 1 - {PROB_CLIP}]; a temperature cannot soften a certainty, "
-                f"so these rows mostly measure how often the hard verdict is wrong.",
-                UserWarning, stacklevel=3)
+        x, s, n, raw = x[keep], s[keep], n[keep], raw[keep]
+        finite = (raw > 0) & (raw < 1)
+        if not finite.any():
+            raise DataValidationError(
+                "outputs.prob: every judge probability is exactly 0 or 1, so there is no "
+                "temperature to fit (certainties are calibrated as their own category). Fix: "
+                "pass the judge's unrounded probabilities (e.g. from its logprobs).")
+        if not np.any(x[finite]):  # logit 0.5 = 0: (x - b) / T is the same for every T
+            msg = ("outputs.prob: the only outputs besides exact 0 / 1 are 0.5 (e.g. hard "
+                   "verdicts with ties), whose logit 0 carries no information on T")
+            if self.priors == "flat":
+                raise DataValidationError(msg + "; under priors='flat' T has no maximum. Fix: "
+                                          "pass unrounded probabilities, or default priors.")
+            warnings.warn(msg + ": its posterior is its prior. The exact 0 / 1 outputs are "
+                          "calibrated by their own categories.", UserWarning, stacklevel=3)
+        # The certainties' counts: their Beta posteriors are exact (see the class docstring).
+        self._certain = {name: (float(s[raw == value].sum()), float(n[raw == value].sum()))
+                         for value, name in CERTAINTIES.items() if (raw == value).any()}
+        for name in self._certain:
+            self._beta_posterior(name)  # a non-Beta prior fails before compiling
         items = out.items[np.concatenate(rows)[keep]]
         obs_order = np.concatenate(order)[keep]
+        category = np.where(finite, 0, np.where(raw == 1, 1, -1)).astype(np.int64)
         return FitData(
-            data={"judge_logit": x, "successes": s.astype(float), "trials": n.astype(float)},
+            # the graph sees the finite outputs only: a certain row has no trials there
+            data={"judge_logit": x, "successes": np.where(finite, s, 0).astype(float),
+                  "trials": np.where(finite, n, 0).astype(float)},
             coords={"obs": np.arange(len(x))},
             observed={"successes": (("obs",), s), "trials": (("obs",), n),
-                      "judge_logit": (("obs",), x), "swapped": (("obs",), obs_order)},
-            extra={"x": x, "s": s, "n": n, "items": items,
+                      "judge_logit": (("obs",), np.where(finite, x, special.logit(raw))),
+                      "swapped": (("obs",), obs_order), "certainty": (("obs",), category)},
+            extra={"x": x, "s": s, "n": n, "items": items, "category": category,
                    "log_binom": special.gammaln(n + 1) - special.gammaln(s + 1)
                    - special.gammaln(n - s + 1)},
+            observation={"outcome_space": "count of 'B better' (swapped: 'A better') among the "
+                                          "non-tie annotations or the label of each judged row, "
+                                          "given the judge's output (binomial)"},
         )
 
     def _build(self, fd: FitData) -> pm.Model:
@@ -194,6 +291,12 @@ class TemperatureScaling(BayesianModel):
         e = fd.extra
         z = self._z(params, e["x"])
         ll = e["log_binom"] + e["s"] * z - e["n"] * np.logaddexp(0, z)
+        for value, name in CERTAINTIES.items():
+            rows = e["category"] == (1 if value == 1 else -1)
+            if rows.any():
+                q = np.asarray(params[name], float)[..., None]
+                ll[..., rows] = (e["log_binom"][rows] + special.xlogy(e["s"][rows], q)
+                                 + special.xlog1py(e["n"][rows] - e["s"][rows], -q))
         return {"successes": ll}
 
     # -- public -----------------------------------------------------------------------
@@ -206,7 +309,24 @@ class TemperatureScaling(BayesianModel):
     def _calibrate(self, p: np.ndarray, ci_prob: float | None):
         draws = self.param_draws()
         x = _logit(p)
+        certain = {value: p == value for value in CERTAINTIES}
         n_draws = len(draws["log_temperature"])
+        unseen = [v for v, rows in certain.items()
+                  if rows.any() and CERTAINTIES[v] not in draws]
+        if unseen:
+            priors = {CERTAINTIES[v]: self._beta_posterior(CERTAINTIES[v]) for v in unseen}
+            warnings.warn(
+                f"prob holds exact {unseen} but the fit saw no such output: their calibrated "
+                f"probability is their category's prior ("
+                f"{', '.join(f'{k}: Beta({a:g}, {b:g})' for k, (a, b) in priors.items())}; "
+                f"Beta(1, 1) is 0.5 with a 95% interval [0.025, 0.975]). Fit on data with such "
+                f"outputs to calibrate them.", UserWarning, stacklevel=4)
+            rng = np.random.default_rng(self.random_seed)
+            draws = dict(draws)
+            for v in unseen:
+                a, b = priors[CERTAINTIES[v]]
+                draws[CERTAINTIES[v]] = (np.full(1, a / (a + b)) if n_draws == 1
+                                         else rng.beta(a, b, size=n_draws))
         mean = np.empty(len(x))
         lo = np.empty(len(x)) if ci_prob is not None and n_draws > 1 else None
         hi = np.empty(len(x)) if lo is not None else None
@@ -214,6 +334,10 @@ class TemperatureScaling(BayesianModel):
         for start in range(0, len(x), step):
             part = slice(start, start + step)
             prob = special.expit(self._z(draws, x[part]))  # (draws, chunk)
+            for value, rows in certain.items():
+                hit = rows[part]
+                if hit.any():
+                    prob[:, hit] = np.asarray(draws[CERTAINTIES[value]], float)[:, None]
             mean[part] = prob.mean(0)
             if lo is not None:
                 lo[part], hi[part] = np.quantile(prob, [(1 - ci_prob) / 2, (1 + ci_prob) / 2],

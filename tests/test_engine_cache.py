@@ -1,0 +1,184 @@
+"""Safety of the on-disk engine cache (bayesjudge.engine_cache).
+
+A pickle runs code when loaded and the cache writes files, so: nothing is read or
+written in a directory others can write; no planted file or symlink is ever written
+through; a damaged or foreign entry is recompiled (with a log record), never a crash;
+the cache's size stays under its bound.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+from bayesjudge import MisclassificationModel, engine_cache, inference
+
+COUNTS = (300, 500, 40, 50, 35, 50)
+LOGGER = "bayesjudge.engine_cache"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    monkeypatch.setenv("BAYESJUDGE_CACHE_DIR", str(folder))
+    monkeypatch.delenv("BAYESJUDGE_CACHE_MAX_MB", raising=False)
+    engine_cache._refused.clear()
+    inference.clear_cache()
+    yield folder
+    inference.clear_cache()
+
+
+def _spy(monkeypatch):
+    """Record every compilation and every entry name the engine asks for."""
+    compiled, names = [], []
+    compile_, entry_name = inference.Engine._compile, engine_cache.entry_name
+
+    def counting(self, role):
+        compiled.append(role)
+        return compile_(self, role)
+
+    def naming(key, role):
+        name = entry_name(key, role)
+        names.append(name)
+        return name
+
+    monkeypatch.setattr(inference.Engine, "_compile", counting)
+    monkeypatch.setattr(engine_cache, "entry_name", naming)
+    return compiled, names
+
+
+def _fit():
+    inference.clear_cache()  # as in a new process: nothing compiled in memory
+    fit = MisclassificationModel(priors="flat").fit_counts(*COUNTS)
+    q0, q1, p = 35 / 50, 40 / 50, 300 / 500  # flat-prior MAP = Rogan-Gladen
+    np.testing.assert_allclose(fit.map_["accuracy"], (p + q0 - 1) / (q0 + q1 - 1), rtol=1e-6)
+    return fit
+
+
+def _listing(folder):
+    return {p.name: (p.lstat().st_size, p.lstat().st_mtime_ns) for p in folder.iterdir()}
+
+
+def test_planted_symlinks_are_never_written_through(cache, tmp_path, monkeypatch):
+    compiled, names = _spy(monkeypatch)
+    _fit()  # learn the entry names this fit uses
+    assert len(names) == 2 and all(names)
+    target = tmp_path / "precious.txt"
+    target.write_text("do not overwrite")
+    # every name the cache could write: the entries, and the temporary names a writer
+    # could predict (the former '.<entry>.<pid>.tmp')
+    planted = [*names, *(f".{n}.{os.getpid()}.tmp" for n in names)]
+    for shared_mode in (0o777, 0o700):  # others could plant them; or an old mistake
+        for p in cache.iterdir():
+            p.unlink()
+        os.chmod(cache, shared_mode)
+        for name in planted:
+            (cache / name).symlink_to(target)
+        compiled.clear()
+        _fit()
+        assert sorted(compiled) == ["constrain", "fgh"]  # a symlink is never loaded
+        assert target.read_text() == "do not overwrite"
+        if shared_mode == 0o777:  # nothing written at all
+            assert sorted(p.name for p in cache.iterdir()) == sorted(planted)
+        else:  # the entries replaced the symlinks (rename, not write-through)
+            assert all((cache / n).is_file() and not (cache / n).is_symlink() for n in names)
+
+
+def test_a_folder_others_can_write_is_neither_read_nor_written(cache, monkeypatch, caplog):
+    compiled, _ = _spy(monkeypatch)
+    _fit()
+    assert len(list(cache.glob("*.pkl"))) == 2  # private: stored
+    compiled.clear()
+    _fit()
+    assert compiled == []  # and loaded
+    os.chmod(cache, 0o777)
+    before = _listing(cache)
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        _fit()  # the fit works, compiling afresh
+    assert sorted(compiled) == ["constrain", "fgh"]  # valid entries there are not read
+    assert _listing(cache) == before  # nothing written, no mtime refreshed
+    assert any("not a directory private to this user" in r.getMessage() for r in caplog.records)
+
+
+def _damage(kind, path):
+    if kind == "truncated":
+        path.write_bytes(path.read_bytes()[:200])
+    elif kind == "int":
+        path.write_bytes(pickle.dumps(1))
+    elif kind == "bare function":  # the layout of the previous version: no header
+        path.write_bytes(pickle.dumps(pickle.loads(path.read_bytes())["function"]))
+    elif kind == "other version":
+        entry = pickle.loads(path.read_bytes())
+        entry["fingerprint"] = "0" * 64
+        path.write_bytes(pickle.dumps(entry))
+    elif kind == "symlink":
+        other = path.parent.parent / f"elsewhere-{path.name}"
+        other.write_bytes(path.read_bytes())
+        path.unlink()
+        path.symlink_to(other)
+
+
+@pytest.mark.parametrize("kind", ["truncated", "int", "bare function", "other version",
+                                  "other entry", "symlink"])
+def test_a_damaged_or_foreign_entry_is_recompiled_with_a_log_record(cache, monkeypatch,
+                                                                      caplog, kind):
+    compiled, _ = _spy(monkeypatch)
+    _fit()
+    entries = sorted(cache.glob("*.pkl"))
+    if kind == "other entry":  # valid entries, each under the other's name
+        contents = [p.read_bytes() for p in entries]
+        for entry, content in zip(entries, contents[::-1]):
+            entry.write_bytes(content)
+    for entry in entries if kind != "other entry" else ():
+        _damage(kind, entry)
+    compiled.clear()
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        _fit()
+    assert sorted(compiled) == ["constrain", "fgh"]
+    assert sum("recompiling" in r.getMessage() for r in caplog.records) == 2
+    compiled.clear()
+    _fit()  # the entries were overwritten with good ones
+    assert compiled == []
+
+
+def test_eviction_keeps_the_cache_under_its_bound(cache, monkeypatch):
+    # the cache's own entries, oldest first; files that are not entries are never touched
+    sizes = [1000, 1000, 1000, 1000, 1000]
+    names = [f"{i:040x}" + ".pkl" for i in range(len(sizes))]
+    for i, (name, size) in enumerate(zip(names, sizes)):
+        (cache / name).write_bytes(b"x" * size)
+        os.utime(cache / name, (1_000_000 + i, 1_000_000 + i))
+    (cache / "notes.pkl").write_bytes(b"y" * 5000)
+    for tmp in (f".bayesjudge-{'a' * 8}.tmp", f".{'b' * 40}.pkl.123.tmp"):  # killed writers
+        (cache / tmp).write_bytes(b"z" * 10)
+        os.utime(cache / tmp, (1_000_000, 1_000_000))
+    monkeypatch.setenv("BAYESJUDGE_CACHE_MAX_MB", "0.0025")  # 2,500 bytes
+    engine_cache.evict(cache)
+    assert sorted(p.name for p in cache.iterdir()) == sorted([*names[-2:], "notes.pkl"])
+    # a fit stores its entries and trims the cache to the bound, whatever it held
+    bound = 0.3e6
+    monkeypatch.setenv("BAYESJUDGE_CACHE_MAX_MB", str(bound / 1e6))
+    _fit()
+    entries = list(cache.glob("[0-9a-f]*.pkl"))
+    assert entries and sum(p.stat().st_size for p in entries) <= bound
+    assert not set(names) & {p.name for p in entries}  # the oldest went first
+    monkeypatch.setenv("BAYESJUDGE_CACHE_MAX_MB", "0")  # a bound of 0 keeps nothing
+    _fit()
+    assert not list(cache.glob("[0-9a-f]*.pkl"))
+
+
+def test_the_size_bound_is_settable(monkeypatch, caplog):
+    monkeypatch.delenv("BAYESJUDGE_CACHE_MAX_MB", raising=False)
+    assert engine_cache.max_bytes() == engine_cache.DEFAULT_MAX_MB * 1e6
+    monkeypatch.setenv("BAYESJUDGE_CACHE_MAX_MB", "50")
+    assert engine_cache.max_bytes() == 50_000_000
+    for bad in ("-1", "lots", "nan"):
+        monkeypatch.setenv("BAYESJUDGE_CACHE_MAX_MB", bad)
+        with caplog.at_level(logging.WARNING, logger=LOGGER):
+            assert engine_cache.max_bytes() == engine_cache.DEFAULT_MAX_MB * 1e6
+        assert "BAYESJUDGE_CACHE_MAX_MB" in caplog.records[-1].getMessage()
