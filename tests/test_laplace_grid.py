@@ -11,9 +11,10 @@ normal: the reference the resampled draws are checked against.
 from __future__ import annotations
 
 import numpy as np
+from bt_reference import simulate_jury
 from scipy import stats
 
-from bayesjudge import hessian, optim
+from bayesjudge import BTSigma, hessian, optim
 from bayesjudge.laplace_check import importance_resample, k_threshold
 from bayesjudge.laplace_grid import integrate_scale
 
@@ -80,3 +81,15 @@ def test_grid_over_log_tau_matches_the_quadrature_where_one_gaussian_fails():
     ld = np.exp(t_draws) * x[:, 0]
     assert abs(ld.mean() - m) < 3.4 * sd / np.sqrt(imp.ess)
     assert abs(ld.std() / sd - 1) < 3.4 * np.sqrt((kurt - 1) / (4 * imp.ess))
+
+
+def test_map_fit_of_agreeing_judges_integrates_the_spread_instead_of_flagging():
+    # five judges of one sigma, 200 comparisons each: tau ~ 0, the funnel. Before the grid
+    # the plain and centred Gaussians failed (Pareto k ~1.05) and all five were flagged.
+    df, _ = simulate_jury(n_contexts=1, n_items=5, sigma=(1.0,) * 5, noise=0.0, outcome=True,
+                          repeats=10, random_seed=3)
+    model = BTSigma(kind="hard", symmetrize=False, random_seed=0).fit(df)
+    judges = model.judges()
+    assert judges["laplace_ok"].all()
+    assert "grid of the log scale" in model.idata_.posterior.attrs["inference"]
+    assert model._map_result.importance.grid > 3
