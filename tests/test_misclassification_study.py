@@ -210,7 +210,10 @@ def test_every_method_on_the_same_splits_and_bayesian_fits_match_direct_ones(stu
         direct = HierarchicalMisclassificationModel(random_seed=0).fit(counts, method="map")
     acc = direct.predict().query("quantity == 'accuracy'").set_index("system")
     got = split_frame(rep, 0, "hierarchical").query("judge == 'j1'").set_index("system")
-    np.testing.assert_allclose(got.loc[acc.index, "estimate"], acc["mean"], atol=0.02)
+    # Laplace draws of two seeds: importance-resampled (ESS >= 100) or, where Pareto k
+    # says no, the Gaussian's own (flagged): the means agree to a fraction of the sd
+    diff = np.abs(got.loc[acc.index, "estimate"] - acc["mean"])
+    assert (diff < 0.75 * acc["sd"]).all(), pd.DataFrame({"diff": diff, "sd": acc["sd"]})
     # the per-system posterior equals the exact sampler on the hand counts, up to Monte
     # Carlo error (4000 draws in the study: sd 0.011 of the mean where m1 = 2)
     post = bayes_posterior_theta(*(ref[c].to_numpy() for c in ("judged_pos", "n", "tp", "m1",
