@@ -327,6 +327,10 @@ plt.show()
 # articles. With flat priors (maximum likelihood) its σ rests on those few numbers alone;
 # with the default priors log σ_k is pooled across judges (log σ_k = τ z_k), so its
 # estimate is drawn towards the jury's and its interval says how little the data say.
+# Each MAP interval comes from the Laplace approximation, importance-resampled where it
+# can be; `laplace_ok` is False (with a note) where a diagnostic says the Gaussian cannot
+# be trusted (the table shows which: here J9 and the noisiest judges under the default
+# priors, the whole jury under flat priors). Those intervals want `method="nuts"`.
 
 # %%
 J9_SIGMA = 3.0
@@ -342,18 +346,19 @@ sparse_fits = {"default priors": noted(BTSigma().fit, sparse),
                "flat priors (MLE)": noted(BTSigma(priors="flat").fit, sparse)}
 parts = []
 for name, m in sparse_fits.items():
-    jt = m.judges()[["judge", "n_comparisons", "discriminator", "discriminator_lower",
-                     "discriminator_upper"]]
+    jt = noted(m.judges)[["judge", "n_comparisons", "discriminator", "discriminator_lower",
+                          "discriminator_upper", "laplace_ok"]]
     parts.append(jt.set_index("judge").add_prefix(f"{name}: "))
 sparse_table = pd.concat(parts, axis=1)
 sparse_table.insert(0, "stated σ", JURY.set_index("judge")["sigma"].reindex(
     sparse_table.index).fillna(J9_SIGMA))
 display(sparse_table.round(3))
 for name, m in sparse_fits.items():
-    jt = m.judges().set_index("judge")
-    print(f"{name}: J9 σ = {jt.loc['J9', 'discriminator']:.3f} "
-          f"[{jt.loc['J9', 'discriminator_lower']:.3f}, "
-          f"{jt.loc['J9', 'discriminator_upper']:.3f}] (Laplace 95%)")
+    jt = sparse_table.filter(like=f"{name}: ").loc["J9"]
+    print(f"{name}: J9 σ = {jt[f'{name}: discriminator']:.3f} "
+          f"[{jt[f'{name}: discriminator_lower']:.3f}, "
+          f"{jt[f'{name}: discriminator_upper']:.3f}] (Laplace 95%, "
+          f"laplace_ok={bool(jt[f'{name}: laplace_ok'])})")
 
 # %% [markdown]
 # ## 4. Rank credible intervals for one article (BT-σ by NUTS)
