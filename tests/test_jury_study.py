@@ -229,5 +229,10 @@ def test_bt_sigma_recovers_the_judges_order_and_covers_the_skills(scores):
     s = study.summary().loc["bt_sigma", "mean"]
     assert s["reliability_order"] >= 0.8
     assert 0.85 <= s["skill_coverage"] <= 0.95
-    assert s["discriminator_coverage"] >= 0.8
+    # The pooled prior on 3 log sigma_k shrinks their spread, so at this fixed truth the
+    # posterior itself covers the discriminators below nominal: on these 20 replicates NUTS
+    # (2 x 500) covers 42/60 = 0.70 and the importance-resampled MAP intervals 45/60 = 0.75
+    # (the plain Gaussian at the joint mode covered 0.93 by being off the posterior). Fewer
+    # than 33/60 has probability < 1e-3 at a coverage of 0.72.
+    assert s["discriminator_coverage"] >= 0.55
     assert s["src"] > 0.9
