@@ -374,9 +374,7 @@ class Engine:
             xs = hessian.gaussian_draws(rng, *centred[:3], n_draws)
             # a scale that runs off to 0 in the centred Gaussian (two judges that agree: no
             # mode there) maps back to infinite offsets: keep the MAP's own coordinates
-            with np.errstate(over="ignore"):  # an overflow is the case handled below
-                finite = np.isfinite(centred[4](xs)).all()
-            if finite:
+            if np.isfinite(centred[4](xs)).all():
                 centre, cov, chol, logp, to_x = centred
             else:
                 rng = np.random.default_rng(random_seed)

@@ -144,8 +144,10 @@ class ScaledOffsets:
     tau: int
 
     def to_x(self, y: np.ndarray) -> np.ndarray:
+        # a scale far below 0 overflows to infinite offsets: callers reject non-finite points
         x = np.array(y, dtype=float)
-        x[..., self.z] = y[..., self.z] * np.exp(-y[..., self.tau])[..., None]
+        with np.errstate(over="ignore", invalid="ignore"):
+            x[..., self.z] = y[..., self.z] * np.exp(-y[..., self.tau])[..., None]
         return x
 
     def from_x(self, x: np.ndarray) -> np.ndarray:
@@ -159,8 +161,9 @@ class ScaledOffsets:
         lp, g = fn(x)
         n = self.z.stop - self.z.start
         gy = np.array(g, dtype=float)
-        gy[self.z] = g[self.z] * np.exp(-y[self.tau])
-        gy[self.tau] = g[self.tau] - g[self.z] @ x[self.z] - n
+        with np.errstate(over="ignore", invalid="ignore"):  # non-finite: the optimiser backs off
+            gy[self.z] = g[self.z] * np.exp(-y[self.tau])
+            gy[self.tau] = g[self.tau] - g[self.z] @ x[self.z] - n
         return float(lp) - n * y[self.tau], gy
 
 
