@@ -329,9 +329,14 @@ def run_nuts(
                           cores if cores is not None else ROUTE_CORES)
              if sampler == "auto" else sampler)
     with interrupts.remembered() as interrupted:
-        tree = _sample_route(engine, route, draws, tune, chains, random_seed, progressbar,
-                             extra, parallel, pymc_cores=1 if cores is None else parallel,
-                             interrupted=interrupted)
+        try:
+            tree = _sample_route(engine, route, draws, tune, chains, random_seed, progressbar,
+                                 extra, parallel, pymc_cores=1 if cores is None else parallel,
+                                 interrupted=interrupted)
+        except Exception as err:  # a Ctrl-C that surfaced as another error (PyMC's init)
+            if interrupted.is_set():
+                raise KeyboardInterrupt from err
+            raise
         if interrupted.is_set():  # a sampler swallowed the KeyboardInterrupt
             raise KeyboardInterrupt
     engine.last_sampler = route
