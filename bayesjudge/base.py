@@ -25,9 +25,9 @@ import xarray as xr
 
 from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import check_ci_prob
-from bayesjudge.diagnostics import check_convergence
-from bayesjudge.inference import MAPResult, Sampler, get_engine
-from bayesjudge.laplace_check import laplace_attrs, read_flags, warn_flagged
+from bayesjudge.engine import MAPResult, Sampler, get_engine
+from bayesjudge.engine.diagnostics import check_convergence
+from bayesjudge.engine.laplace_check import laplace_attrs, read_flags, warn_flagged
 from bayesjudge.persistence import (
     ModelFileError,
     read_model_file,
@@ -142,7 +142,7 @@ class BayesianModel(ABC):
         return (type(self).__name__, params, fd.shape_key)
 
     #: MAP by damped Newton on the exact Hessian (models with a few parameters; see
-    #: :mod:`bayesjudge.optim`), else L-BFGS-B.
+    #: :mod:`bayesjudge.engine.optim`), else L-BFGS-B.
     _map_newton = False
     _fitting_method = "map"
 
@@ -163,7 +163,7 @@ class BayesianModel(ABC):
         """Block label per unconstrained coordinate for a sparse Laplace Hessian (None: dense).
 
         Label b >= 0: the coordinate interacts only with its block and the globals (-1);
-        see :func:`bayesjudge.hessian.compressed_hessian`.
+        see :func:`bayesjudge.engine.hessian.compressed_hessian`.
         """
         return None
 
@@ -244,13 +244,13 @@ class BayesianModel(ABC):
         draws, tune, chains : int
             NUTS settings (ignored by MAP).
         sampler : {"auto", "nutpie", "pymc", "numpyro", "blackjax"}
-            NUTS implementation (:mod:`bayesjudge.samplers`); ``sampler_`` says
+            NUTS implementation (:mod:`bayesjudge.engine.samplers`); ``sampler_`` says
             which ran. "auto": nutpie, on the C functions for small models and
             numba-compiled for large ones; JAX samplers need the ``gpu`` extra.
         sampler_kwargs : dict, optional
             Passed to the sampler (e.g. ``{"target_accept": 0.95}``).
         cores : int, optional
-            Chains run in parallel (NUTS): :func:`bayesjudge.samplers.check_cores`.
+            Chains run in parallel (NUTS): :func:`bayesjudge.engine.samplers.check_cores`.
 
         Notes
         -----

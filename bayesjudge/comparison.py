@@ -30,7 +30,7 @@ import pandas as pd
 import xarray as xr
 
 from bayesjudge.base import BayesianModel
-from bayesjudge.inference import ConvergenceWarning
+from bayesjudge.engine import ConvergenceWarning
 
 __all__ = ["check_comparable", "compare", "loo"]
 

@@ -22,7 +22,7 @@ import pandas as pd
 from bayesjudge.data import validate_labels, validate_votes
 from bayesjudge.datasets import load_pandalm, pandalm_labels, pandalm_votes
 from bayesjudge.metrics import mae, pairwise_accuracy
-from bayesjudge.models.davidson import DavidsonAggregator
+from bayesjudge.models.davidson.aggregator import DavidsonAggregator
 
 #: Files :func:`run_demo` writes into ``out_dir``.
 DEMO_FILES = ("decisions.csv", "split_protocol_summary.csv", "decision_map_n2.png")

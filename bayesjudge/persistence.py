@@ -110,7 +110,7 @@ def _json_default(obj):
 
 def warn_if_other_version(path, saved: str, current: str) -> None:
     """UserWarning (blamed on the caller of ``load``) when a file is from another version."""
-    from bayesjudge.inference import warn_user
+    from bayesjudge.engine.messages import warn_user
 
     if saved != current:
         warn_user(f"{path} was saved by bayesjudge {saved}, this is {current}; refit if "

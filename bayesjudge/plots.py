@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from bayesjudge.models.davidson import DavidsonAggregator
+    from bayesjudge.models.davidson.aggregator import DavidsonAggregator
 
 __all__ = ["DECISION_COLORS", "plot_decision_map"]
 

@@ -48,10 +48,7 @@ from scipy import optimize  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bayesjudge  # noqa: E402
-from bayesjudge import (
-    DavidsonAggregator,  # noqa: E402
-    inference,  # noqa: E402
-)
+from bayesjudge import DavidsonAggregator  # noqa: E402
 from bayesjudge.data import validate_labels, validate_votes  # noqa: E402
 from bayesjudge.datasets import (  # noqa: E402
     load_pandalm,
@@ -59,9 +56,10 @@ from bayesjudge.datasets import (  # noqa: E402
     pandalm_votes,
     simulate_davidson_votes,
 )
+from bayesjudge.engine import compiled  # noqa: E402
 from bayesjudge.experiments import calibration_splits  # noqa: E402
 
-LBFGS_OPTIONS = {"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9}  # as bayesjudge/inference.py
+LBFGS_OPTIONS = {"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9}  # as bayesjudge/engine/optim.py
 
 
 # --------------------------------------------------------------------------- reference
@@ -189,7 +187,7 @@ def run_dataset(name, votes, labels, n_splits, repeats, seed, profile, n_naive):
     ref_args = [(counts.counts[s.calibration], gold.values[s.calibration]) for s in splits]
 
     # warm-up: the first bayesjudge fit of a new structure compiles logp/dlogp.
-    inference.clear_cache()
+    compiled.clear_cache()
     t0 = time.perf_counter()
     bayesjudge_fit(*bj_args[0])
     first = time.perf_counter() - t0
@@ -205,7 +203,7 @@ def run_dataset(name, votes, labels, n_splits, repeats, seed, profile, n_naive):
             [bayesjudge_fit, reference_fit, reference_fit_collapsed],
             [bj_args, ref_args, ref_args], repeats,
         )
-    n_engines = len(inference._ENGINES)
+    n_engines = len(compiled._ENGINES)
 
     naive_t, naive_diff = [], []
     for args, p in zip(ref_args[:n_naive], p_ref[:n_naive]):
@@ -259,16 +257,18 @@ def run_dataset(name, votes, labels, n_splits, repeats, seed, profile, n_naive):
 
 def breakdown(bj_args, repeats):
     """Median seconds per fit in each stage of ``BayesianModel.fit`` (wrapped timers)."""
-    from bayesjudge import base, optim
-    from bayesjudge.models import davidson
+    from bayesjudge import base
+    from bayesjudge.engine import optim
+    from bayesjudge.models.davidson import aggregator
 
     stages = {
-        "DavidsonAggregator._prepare (davidson.py)": (davidson.DavidsonAggregator, "_prepare"),
+        "DavidsonAggregator._prepare (aggregator.py)": (aggregator.DavidsonAggregator,
+                                                        "_prepare"),
         "BayesianModel._structure_key (base.py)": (base.BayesianModel, "_structure_key"),
-        "Engine.set_data (inference.py)": (inference.Engine, "set_data"),
+        "Engine.set_data (compiled.py)": (compiled.Engine, "set_data"),
         "L-BFGS-B (optim.py) incl. compiled logp/dlogp": (optim, "lbfgs_maximise"),
         "damped Newton (optim.py) incl. compiled f/g/H": (optim, "newton_maximise"),
-        "Engine.constrain": (inference.Engine, "constrain"),
+        "Engine.constrain": (compiled.Engine, "constrain"),
     }
     # the library moves: time the stages that exist in the installed version
     stages = {k: v for k, v in stages.items() if hasattr(*v)}

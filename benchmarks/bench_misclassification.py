@@ -63,7 +63,7 @@ sys.path.insert(0, str(HERE))
 from scipy.stats import norm  # noqa: E402
 
 from bayesjudge.estimators import lang_reiczigel_rates, wald_interval  # noqa: E402
-from bayesjudge.experiments.misclassification import (  # noqa: E402
+from bayesjudge.experiments.misclassification.monte_carlo import (  # noqa: E402
     bayes_posterior_theta,
     misclassification_monte_carlo,
 )

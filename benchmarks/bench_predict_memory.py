@@ -54,7 +54,7 @@ def peak_mb() -> float:
 def _fit(args):
     from bayesjudge import DavidsonAggregator
     from bayesjudge.datasets import simulate_davidson_votes
-    from bayesjudge.inference import ConvergenceWarning
+    from bayesjudge.engine import ConvergenceWarning
 
     votes, labels = simulate_davidson_votes(args.calibration, args.votes, beta=2.0, eta0=-0.5,
                                             random_seed=1)
@@ -89,7 +89,7 @@ def _old_predict(model, table, ci_prob: float = 0.95):
     """The per-item approach: a (draws, items, 3) array, then mean and quantiles."""
     import numpy as np
 
-    from bayesjudge.models.davidson import davidson_log_probs, mae_risks, vote_features
+    from bayesjudge.models.davidson.aggregator import davidson_log_probs, mae_risks, vote_features
 
     draws = model.param_draws()
     counts = table[["n_pos", "n_tie", "n_neg"]].to_numpy()

@@ -71,7 +71,7 @@ from bayesjudge.metrics import (  # noqa: E402
     swap_consistency,
 )
 
-LBFGS_OPTIONS = {"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9}  # as bayesjudge/inference.py
+LBFGS_OPTIONS = {"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9}  # as bayesjudge/engine/optim.py
 CLIP = 1e-6  # never binds: the simulated outputs hold no exact 0 / 1 (TemperatureScaling
 #              has no clip: exact 0 / 1 are their own category)
 

@@ -61,12 +61,12 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import bayesjudge as bj  # noqa: E402
-from bayesjudge import inference, optim  # noqa: E402
 from bayesjudge.datasets import (  # noqa: E402
     simulate_autorater,
     simulate_davidson_votes,
     simulate_misclassification,
 )
+from bayesjudge.engine import compiled, optim  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
 BT_ITEMS, BT_JUDGES = 20, 5
@@ -206,7 +206,7 @@ def measure(name: str, rows: int, repeats: int, seed: int) -> dict:
     tables, n_rows = make(rows, seed)
     t_gen = time.perf_counter() - t0
     timed_fit(factory, tables)  # compile (or reuse) the engine; untimed
-    engines = len(inference._ENGINES)
+    engines = len(compiled._ENGINES)
     prep, fit = [], []
     for _ in range(repeats):
         p, f, model = timed_fit(factory, tables)
@@ -215,7 +215,7 @@ def measure(name: str, rows: int, repeats: int, seed: int) -> dict:
     return {"model": name, "target_rows": rows, "rows": n_rows, "cells": cells_of(model, key),
             "evals": model.bench_evals_,
             "prepare_s": statistics.median(prep), "map_s": statistics.median(fit),
-            "recompiled": len(inference._ENGINES) != engines, "generate_s": t_gen,
+            "recompiled": len(compiled._ENGINES) != engines, "generate_s": t_gen,
             "tables": tables}
 
 

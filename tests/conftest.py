@@ -18,7 +18,7 @@ import pytest
 
 from bayesjudge import DavidsonAggregator
 from bayesjudge.datasets import simulate_davidson_votes
-from bayesjudge.inference import ConvergenceWarning
+from bayesjudge.engine import ConvergenceWarning
 
 #: Generating parameters of the simulated Davidson data (paper eqs. 2-4).
 DAVIDSON_TRUTH = {"beta": 2.0, "eta0": -0.5, "gamma": 1.0}

@@ -2,8 +2,11 @@
 
 Dependencies flow one way (CONTRIBUTING.md, "Layers"): a module imports only from
 its own or a lower layer -- function-local imports included -- and never a private
-(``_underscore``) name of another module. Docstrings cite the papers, not files of
-a folder the package does not ship.
+(``_underscore``) name of another module; no modules import each other round a loop,
+within a layer either. The folders are the architecture: the engine in ``engine/``,
+one subpackage per model family in ``models/``, PyMC only in the engine, the models
+and the contract (``base``). Docstrings cite the papers, not files of a folder the
+package does not ship.
 """
 
 from __future__ import annotations
@@ -18,10 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "bayesjudge"
 
 #: Layer of each top-level part of the package (lower may not import higher).
 LAYERS = {
-    "constants": 0, "priors": 0, "data": 0, "inference": 0, "structures": 0,
-    "persistence": 0, "hessian": 0, "laplace_check": 0, "laplace_grid": 0, "optim": 0,
-    "diagnostics": 0,
-    "samplers": 0, "engine_cache": 0, "interrupts": 0,
+    "constants": 0, "priors": 0, "data": 0, "engine": 0, "structures": 0, "persistence": 0,
     "base": 1, "comparison": 1,
     "estimators": 2, "metrics": 2, "baselines": 2, "rewards": 2,
     "models": 3,
@@ -108,3 +108,115 @@ def test_modules_stay_small():
     big = {str(p.relative_to(PACKAGE)): n for p in MODULES
            if (n := len(p.read_text().splitlines())) > 450}
     assert not big, f"split these modules along their seams: {big}"
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (module-level and function-level).
+
+    ``from pkg import name`` is an edge to ``pkg.name`` when that is a module, to ``pkg``
+    otherwise; the parent packages Python initialises on the way are not edges.
+    """
+    modules = {_module_name(p) for p in MODULES}
+    graph = {}
+    for path in MODULES:
+        me = _module_name(path)
+        edges = set()
+        for _, module, names in _imports(path):
+            if module not in modules:
+                continue
+            subs = [f"{module}.{n}" for n in names if f"{module}.{n}" in modules]
+            edges.update(subs if subs and len(subs) == len(names) else [module, *subs])
+        graph[me] = edges - {me}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_loops():
+    assert not _cycles(_graph()), "modules that import each other round a loop"
+
+
+def test_the_loop_finder_finds_loops():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+ENGINE_MODULES = {"compiled", "density", "diagnostics", "disk_cache", "hessian", "interrupts",
+                  "laplace", "laplace_check", "laplace_grid", "messages", "optim", "samplers"}
+
+
+def test_the_engine_is_one_package():
+    engine = {p.stem for p in (PACKAGE / "engine").glob("*.py")} - {"__init__"}
+    assert engine == ENGINE_MODULES
+    stray = {p.stem for p in PACKAGE.glob("*.py")} & (ENGINE_MODULES | {
+        "inference", "engine_cache"})
+    assert not stray, f"engine modules outside bayesjudge/engine/: {sorted(stray)}"
+
+
+def test_the_engine_does_not_call_back_into_itself_from_its_routes():
+    # The NUTS, MAP and Laplace routes receive compiled functions (engine.density.Density),
+    # never the Engine: only engine/__init__ imports engine.compiled.
+    importers = {m for m, edges in _graph().items() if "bayesjudge.engine.compiled" in edges}
+    assert importers == {"bayesjudge.engine"}, sorted(importers)
+
+
+def test_models_hold_only_family_subpackages():
+    models = PACKAGE / "models"
+    files = {p.name for p in models.glob("*.py")}
+    assert files == {"__init__.py"}, f"modules directly in models/: {sorted(files)}"
+    families = {p.name for p in models.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert families == {"davidson", "bradley_terry", "misclassification", "preference"}
+    for family in families:
+        assert (models / family / "__init__.py").exists(), family
+
+
+def test_families_do_not_import_each_other():
+    wrong = []
+    for me, edges in _graph().items():
+        if me.startswith("bayesjudge.models."):
+            mine = me.split(".")[2]
+            wrong += [f"{me} -> {t}" for t in edges
+                      if t.startswith("bayesjudge.models.") and t.split(".")[2] != mine]
+    assert not wrong, wrong
+
+
+def test_pymc_only_in_the_engine_the_models_and_the_contract():
+    allowed = ("bayesjudge.engine", "bayesjudge.models", "bayesjudge.base", "bayesjudge.priors")
+    wrong = []
+    for path in MODULES:
+        me = _module_name(path)
+        for line, module, _ in _imports(path):
+            top = module.split(".")[0]
+            if top in ("pymc", "pytensor", "nutpie") and not me.startswith(allowed):
+                wrong.append(f"{me} line {line}: {module}")
+    assert not wrong, wrong

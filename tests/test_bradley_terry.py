@@ -19,7 +19,7 @@ from scipy.special import expit
 
 from bayesjudge import BradleyTerry, BTSigma, DataValidationError, DavidsonBT, symmetrize
 from bayesjudge.data import validate_comparisons
-from bayesjudge.inference import ConvergenceWarning
+from bayesjudge.engine import ConvergenceWarning
 
 TOL = 1e-4
 OUTCOME_VALUE = {"left": 1.0, "tie": 0.5, "right": 0.0}

@@ -19,8 +19,8 @@ from scipy.stats import spearmanr
 from stochastic import FALSE_ALARM, rhats_converged
 
 from bayesjudge import BTSigma, DavidsonBT
-from bayesjudge.experiments.jury_study import jury_simulation_study
-from bayesjudge.inference import ConvergenceWarning
+from bayesjudge.engine import ConvergenceWarning
+from bayesjudge.experiments.jury import jury_simulation_study
 
 NUTS = {"method": "nuts", "chains": 2, "draws": 500, "tune": 500}
 

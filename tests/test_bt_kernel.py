@@ -6,7 +6,7 @@ import pytensor.tensor as pt
 import pytest
 from scipy import special
 
-from bayesjudge.models.bt_kernel import bt_loglik, davidson_loglik, log1p_exp_kernel
+from bayesjudge.models.bradley_terry.kernel import bt_loglik, davidson_loglik, log1p_exp_kernel
 
 EDGES = [-800.0, -708.5, -40.0, -37.0, -1e-300, -0.0, 0.0, 1e-300, 1e-9, -1e-9,
          np.log(np.sqrt(2) - 1), -np.log(np.sqrt(2) - 1), 17.99, 18.0, 33.3, 40.0, 800.0]
@@ -87,7 +87,7 @@ def test_op_refuses_second_derivatives(cells):
 def test_log_positive_matches_numpy():
     import numba
 
-    from bayesjudge.models.vecmath import jit, log_positive
+    from bayesjudge.models.bradley_terry.vecmath import jit, log_positive
 
     @jit
     def logs(y, out):

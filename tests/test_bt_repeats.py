@@ -22,7 +22,7 @@ from bt_reference import simulate_jury
 from bayesjudge import BradleyTerry, BTSigma, DataValidationError, DavidsonBT, symmetrize
 from bayesjudge.data.comparisons import separated_items, validate_comparisons
 from bayesjudge.datasets.files import SHARED_DATA
-from bayesjudge.inference import ConvergenceWarning
+from bayesjudge.engine import ConvergenceWarning
 
 
 def _one_pair(n_per_order: int = 1000, share: float = 0.6, soft: bool = False) -> pd.DataFrame:

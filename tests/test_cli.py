@@ -12,7 +12,7 @@ import pytest
 from bayesjudge import __version__
 from bayesjudge.cli import main
 from bayesjudge.datasets import simulate_davidson_votes
-from bayesjudge.inference import MIN_CHAINS, MIN_DRAWS, MIN_TUNE, check_nuts_settings
+from bayesjudge.engine import MIN_CHAINS, MIN_DRAWS, MIN_TUNE, check_nuts_settings
 
 
 @pytest.fixture(scope="module")
@@ -231,8 +231,8 @@ def test_version_and_help(capsys):
 
 def test_warnings_print_as_one_line_with_cli_advice(csv_files, capsys, monkeypatch):
     # flat priors are not a CLI option: provoke the library's MAP warning by hand
-    import bayesjudge.models.davidson as davidson
-    from bayesjudge.inference import ConvergenceWarning, warn_user
+    import bayesjudge.models.davidson.aggregator as davidson
+    from bayesjudge.engine import ConvergenceWarning, warn_user
 
     d, _, _ = csv_files
     original = davidson.DavidsonAggregator.fit
@@ -298,7 +298,7 @@ def test_check_nuts_settings_minima():
 def test_engine_sample_refuses_undiagnosable_settings():
     import pymc as pm
 
-    from bayesjudge.inference import Engine
+    from bayesjudge.engine import Engine
 
     with pm.Model() as model:
         k = pm.Data("k", np.array(3.0))

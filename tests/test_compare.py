@@ -21,8 +21,8 @@ from scipy import special
 import bayesjudge as bj
 from bayesjudge.comparison import loo
 from bayesjudge.data.comparisons import validate_comparisons
-from bayesjudge.inference import ConvergenceWarning, compilations
-from bayesjudge.models.davidson import vote_features
+from bayesjudge.engine import ConvergenceWarning, compilations
+from bayesjudge.models.davidson.aggregator import vote_features
 
 
 def _quiet_fit(model, *args, **kwargs):

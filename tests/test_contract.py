@@ -20,7 +20,7 @@ import xarray as xr
 import bayesjudge
 from bayesjudge import CI_PROB, BayesianModel, NotFittedError, Prior
 from bayesjudge.base import ExampleData, ModelFileError, registered_models
-from bayesjudge.inference import ConvergenceWarning
+from bayesjudge.engine import ConvergenceWarning
 
 MODELS = registered_models()
 NAMES = sorted(MODELS)
@@ -315,7 +315,7 @@ _NOT_LAPLACE_PREDICT = {"PreferenceDistribution"}
 
 @pytest.mark.parametrize("name", NAMES)
 def test_map_tables_say_where_laplace_holds(name, examples, map_fits, nuts_fits):
-    # bayesjudge.laplace_check: every MAP table with Laplace intervals has a boolean
+    # bayesjudge.engine.laplace_check: every MAP table with Laplace intervals has a boolean
     # laplace_ok column; NUTS tables do not
     model = map_fits[name]
     with warnings.catch_warnings():

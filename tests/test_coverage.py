@@ -57,7 +57,7 @@ from stochastic import coverage_consistent, rhats_converged
 
 from bayesjudge import Prior, registered_models
 from bayesjudge.datasets import simulate_davidson_votes, simulate_misclassification
-from bayesjudge.inference import ConvergenceWarning
+from bayesjudge.engine import ConvergenceWarning
 
 MODELS = registered_models()
 #: Models whose interval coverage is studied elsewhere, and why not here.
@@ -178,7 +178,7 @@ def _rows(summary: pd.DataFrame, name: str, truth) -> pd.DataFrame:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_nuts_90_percent_intervals_cover_the_truth(name):
-    from bayesjudge import inference
+    from bayesjudge.engine import compiled
 
     study = STUDIES.get(name) or _from_example(name)
     cls = MODELS[name]
@@ -192,7 +192,7 @@ def test_nuts_90_percent_intervals_cover_the_truth(name):
             model = cls(**study.options, random_seed=rep).fit(
                 *fit_args, method="nuts", **study.nuts)
         if n_engines is None:
-            n_engines = len(inference._ENGINES)
+            n_engines = len(compiled._ENGINES)
         engines.add(id(model._engine))
         divergences += model.diagnostics_["divergences"]
         summary = model.summarize(ci_prob=LEVEL)
@@ -216,7 +216,7 @@ def test_nuts_90_percent_intervals_cover_the_truth(name):
     print(f"\n{name}: {study.reps} replications, NUTS {study.nuts}, {elapsed:.0f} s, "
           f"{divergences} divergences\n{table.to_string()}")
 
-    assert len(engines) == 1 and len(inference._ENGINES) == n_engines  # one compiled graph
+    assert len(engines) == 1 and len(compiled._ENGINES) == n_engines  # one compiled graph
     assert rhats_converged(res["r_hat"]), res["r_hat"].describe()
     low = table[~table["consistent"]]
     assert low.empty, f"{name}: 90% coverage inconsistent with 0.90:\n{low.to_string()}"

@@ -17,7 +17,7 @@ import bayesjudge
 from bayesjudge import datasets as ds
 from bayesjudge.datasets.files import SHARED_DATA, resolve_data_file
 from bayesjudge.datasets.pandalm import _majority
-from bayesjudge.models.davidson import davidson_log_probs
+from bayesjudge.models.davidson.aggregator import davidson_log_probs
 
 REFERENCE = Path(__file__).resolve().parent / "reference"
 

@@ -1,4 +1,4 @@
-"""Tests for bayesjudge.models.davidson (Dadkhahi et al. 2025, section 4, Algorithm 1).
+"""Tests for bayesjudge.models.davidson.aggregator (Dadkhahi et al. 2025, section 4, Algorithm 1).
 
 Every equation is checked against an independent computation written here:
 eqs. 2-3 (features) and 4 (probabilities) against scalar math, eq. 5 against
@@ -27,7 +27,7 @@ import bayesjudge
 from bayesjudge import DataValidationError, DavidsonAggregator, NotFittedError
 from bayesjudge.base import BayesianModel
 from bayesjudge.datasets import simulate_davidson_votes
-from bayesjudge.models.davidson import (
+from bayesjudge.models.davidson.aggregator import (
     MAE_LOSS,
     bayes_action,
     davidson_log_probs,
@@ -431,10 +431,10 @@ def count_compiles(monkeypatch):
 
 
 def test_refitting_splits_reuses_compiled_engine(davidson_map_flat, count_compiles):
-    from bayesjudge import inference
+    from bayesjudge.engine import compiled
 
     votes, labels = simulate_davidson_votes(2000, 8, beta=2.0, eta0=-0.5, random_seed=11)
-    n_engines = len(inference._ENGINES)
+    n_engines = len(compiled._ENGINES)
     rng = np.random.default_rng(0)
     fits = []
     for k in range(20):
@@ -443,7 +443,7 @@ def test_refitting_splits_reuses_compiled_engine(davidson_map_flat, count_compil
         model = DavidsonAggregator(priors="flat", random_seed=k).fit(votes, split)
         assert model._engine is davidson_map_flat._engine
         fits.append((split, _params(model)))
-    assert len(inference._ENGINES) == n_engines
+    assert len(compiled._ENGINES) == n_engines
     assert count_compiles == {"function": 0, "create": 0}
     # The data really were swapped: estimates vary and each equals its split's MLE.
     estimates = np.array([p for _, p in fits])
@@ -459,7 +459,7 @@ def test_nutpie_compiles_once_for_two_datasets(davidson_nuts, monkeypatch, sampl
     # the engine's C functions, nothing is compiled for nutpie, the data swap still holds
     import nutpie
 
-    from bayesjudge import inference
+    from bayesjudge.engine import compiled
 
     engine = davidson_nuts._engine
     engine._nutpie = None  # forget the fixture's compiled sampler, to count afresh
@@ -471,14 +471,14 @@ def test_nutpie_compiles_once_for_two_datasets(davidson_nuts, monkeypatch, sampl
         return orig(*args, **kwargs)
 
     monkeypatch.setattr(nutpie, "compile_pymc_model", counting)
-    n_engines = len(inference._ENGINES)
+    n_engines = len(compiled._ENGINES)
     data_a = simulate_davidson_votes(300, 8, beta=1.0, eta0=-0.5, random_seed=21)
     data_b = simulate_davidson_votes(250, 12, beta=3.0, eta0=0.5, random_seed=22)
     fit_a = fit_quietly(DavidsonAggregator(random_seed=3), *data_a, sampler=sampler, **NUTS_SMALL)
     fit_b = fit_quietly(DavidsonAggregator(random_seed=4), *data_b, sampler=sampler, **NUTS_SMALL)
     assert len(calls) == (1 if sampler == "nutpie" else 0)
     assert fit_a.sampler_ == fit_b.sampler_ == ("nutpie" if sampler == "nutpie" else "nutpie-c")
-    assert len(inference._ENGINES) == n_engines
+    assert len(compiled._ENGINES) == n_engines
     assert fit_a._engine is fit_b._engine is engine
     # each posterior belongs to its own data (nutpie saw the swapped data)
     for fit, data in ((fit_a, data_a), (fit_b, data_b)):
@@ -798,7 +798,7 @@ def test_nuts_recovery_and_coverage(monkeypatch):
     """
     import nutpie
 
-    from bayesjudge import inference
+    from bayesjudge.engine import compiled
 
     truth = {"margin_scale": 2.0, "tie_logit": -0.5}
     n_reps, n_items = 50, 400
@@ -818,7 +818,7 @@ def test_nuts_recovery_and_coverage(monkeypatch):
         )
         laplace = DavidsonAggregator(random_seed=rep).fit(*data).summarize()
         if n_engines is None:
-            n_engines = len(inference._ENGINES)
+            n_engines = len(compiled._ENGINES)
         engines.add(id(nuts._engine))
         post = nuts.summarize()
         for name, value in truth.items():
@@ -846,7 +846,7 @@ def test_nuts_recovery_and_coverage(monkeypatch):
 
     assert len(engines) == 1 and len(compiles) <= 1  # one compiled graph, data swapped
     # (0 when an earlier test compiled this structure's nutpie model already)
-    assert len(inference._ENGINES) == n_engines
+    assert len(compiled._ENGINES) == n_engines
     assert rhats_converged(res["rhat"]), res["rhat"].describe()
 
     def coverage_ok(k, n):  # two-sided binomial test against the nominal 0.95

@@ -7,7 +7,7 @@ from bayesjudge.cli import main
 
 
 # 200 draws keep the test fast; the demo's own default (1000) converges cleanly.
-@pytest.mark.filterwarnings("ignore::bayesjudge.inference.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::bayesjudge.engine.ConvergenceWarning")
 def test_demo_runs_on_shipped_pandalm(tmp_path, capsys):
     args = ["--out-dir", str(tmp_path), "--splits", "3", "--draws", "200", "--tune", "200"]
     assert main(["demo", *args]) == 0

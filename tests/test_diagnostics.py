@@ -10,8 +10,8 @@ import pytest
 import xarray as xr
 
 from bayesjudge import DavidsonBT
-from bayesjudge.diagnostics import check_convergence
-from bayesjudge.inference import ConvergenceWarning
+from bayesjudge.engine import ConvergenceWarning
+from bayesjudge.engine.diagnostics import check_convergence
 
 
 def _tree(**values) -> xr.DataTree:

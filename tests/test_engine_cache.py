@@ -1,4 +1,4 @@
-"""Safety of the on-disk engine cache (bayesjudge.engine_cache).
+"""Safety of the on-disk engine cache (bayesjudge.engine.disk_cache).
 
 A pickle runs code when loaded and the cache writes files, so: nothing is read or
 written in a directory others can write; no planted file or symlink is ever written
@@ -15,10 +15,11 @@ import pickle
 import numpy as np
 import pytest
 
-from bayesjudge import MisclassificationModel, engine_cache, inference
+from bayesjudge import MisclassificationModel
+from bayesjudge.engine import compiled, disk_cache
 
 COUNTS = (300, 500, 40, 50, 35, 50)
-LOGGER = "bayesjudge.engine_cache"
+LOGGER = "bayesjudge.engine.disk_cache"
 
 
 @pytest.fixture
@@ -27,19 +28,19 @@ def cache(tmp_path, monkeypatch):
     folder.mkdir(mode=0o700)
     monkeypatch.setenv("BAYESJUDGE_CACHE_DIR", str(folder))
     monkeypatch.delenv("BAYESJUDGE_CACHE_MAX_MB", raising=False)
-    engine_cache._refused.clear()
-    inference.clear_cache()
+    disk_cache._refused.clear()
+    compiled.clear_cache()
     yield folder
-    inference.clear_cache()
+    compiled.clear_cache()
 
 
 def _spy(monkeypatch):
     """Record every compilation and every entry name the engine asks for."""
-    compiled, names = [], []
-    compile_, entry_name = inference.Engine._compile, engine_cache.entry_name
+    made, names = [], []
+    compile_, entry_name = compiled.Engine._compile, disk_cache.entry_name
 
     def counting(self, role):
-        compiled.append(role)
+        made.append(role)
         return compile_(self, role)
 
     def naming(key, role):
@@ -47,13 +48,13 @@ def _spy(monkeypatch):
         names.append(name)
         return name
 
-    monkeypatch.setattr(inference.Engine, "_compile", counting)
-    monkeypatch.setattr(engine_cache, "entry_name", naming)
-    return compiled, names
+    monkeypatch.setattr(compiled.Engine, "_compile", counting)
+    monkeypatch.setattr(disk_cache, "entry_name", naming)
+    return made, names
 
 
 def _fit():
-    inference.clear_cache()  # as in a new process: nothing compiled in memory
+    compiled.clear_cache()  # as in a new process: nothing compiled in memory
     fit = MisclassificationModel(priors="flat").fit_counts(*COUNTS)
     q0, q1, p = 35 / 50, 40 / 50, 300 / 500  # flat-prior MAP = Rogan-Gladen
     np.testing.assert_allclose(fit.map_["accuracy"], (p + q0 - 1) / (q0 + q1 - 1), rtol=1e-6)
@@ -158,7 +159,7 @@ def test_eviction_keeps_the_cache_under_its_bound(cache, monkeypatch):
         (cache / tmp).write_bytes(b"z" * 10)
         os.utime(cache / tmp, (1_000_000, 1_000_000))
     monkeypatch.setenv("BAYESJUDGE_CACHE_MAX_MB", "0.0025")  # 2,500 bytes
-    engine_cache.evict(cache)
+    disk_cache.evict(cache)
     assert sorted(p.name for p in cache.iterdir()) == sorted([*names[-2:], "notes.pkl"])
     # a fit stores its entries and trims the cache to the bound, whatever it held
     bound = 0.3e6
@@ -174,11 +175,11 @@ def test_eviction_keeps_the_cache_under_its_bound(cache, monkeypatch):
 
 def test_the_size_bound_is_settable(monkeypatch, caplog):
     monkeypatch.delenv("BAYESJUDGE_CACHE_MAX_MB", raising=False)
-    assert engine_cache.max_bytes() == engine_cache.DEFAULT_MAX_MB * 1e6
+    assert disk_cache.max_bytes() == disk_cache.DEFAULT_MAX_MB * 1e6
     monkeypatch.setenv("BAYESJUDGE_CACHE_MAX_MB", "50")
-    assert engine_cache.max_bytes() == 50_000_000
+    assert disk_cache.max_bytes() == 50_000_000
     for bad in ("-1", "lots", "nan"):
         monkeypatch.setenv("BAYESJUDGE_CACHE_MAX_MB", bad)
         with caplog.at_level(logging.WARNING, logger=LOGGER):
-            assert engine_cache.max_bytes() == engine_cache.DEFAULT_MAX_MB * 1e6
+            assert disk_cache.max_bytes() == disk_cache.DEFAULT_MAX_MB * 1e6
         assert "BAYESJUDGE_CACHE_MAX_MB" in caplog.records[-1].getMessage()

@@ -13,19 +13,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import bayesjudge.inference as inference
+import bayesjudge.engine.compiled as inference
 from bayesjudge import DataValidationError, DavidsonAggregator
 from bayesjudge.baselines import ci_self_consistency, majority_vote, rounded_median
 from bayesjudge.data import validate_labels, validate_votes
 from bayesjudge.datasets import simulate_davidson_votes
+from bayesjudge.engine import FitError
 from bayesjudge.experiments import (
     calibration_splits,
     leave_one_rater_out,
     rounded_median_from_counts,
     split_protocol,
 )
-from bayesjudge.experiments.leave_one_out import _loo_gold
-from bayesjudge.inference import FitError
+from bayesjudge.experiments.calibration.leave_one_out import _loo_gold
 
 
 @pytest.fixture(scope="module")
@@ -305,7 +305,7 @@ def test_joblib_executor_matches_in_process(simulated, protocol):
 def test_unique_rows_matches_numpy():
     # DavidsonAggregator._prepare collapses count rows with this fast path (see
     # benchmarks/README.md); it must give np.unique(axis=0)'s patterns and inverse.
-    from bayesjudge.models.davidson import _unique_rows
+    from bayesjudge.models.davidson.aggregator import _unique_rows
 
     rng = np.random.default_rng(3)
     for n_votes in (1, 2, 12, 500):

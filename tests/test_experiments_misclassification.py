@@ -1,4 +1,4 @@
-"""Tests of bayesjudge.experiments.misclassification.
+"""Tests of bayesjudge.experiments.misclassification.monte_carlo.
 
 The importance sampler is checked against brute-force 3-D grid integration of
 the same posterior; the Monte Carlo studies against closed-form expectations
@@ -17,12 +17,12 @@ from scipy.stats import binom
 
 from bayesjudge import Prior
 from bayesjudge.data import DataValidationError
-from bayesjudge.experiments.misclassification import (
+from bayesjudge.experiments.misclassification.monte_carlo import (
     bayes_posterior_theta,
     distribution_shift_study,
     misclassification_monte_carlo,
 )
-from bayesjudge.experiments.misclassification_tasks import monte_carlo_chunk, replication_chunks
+from bayesjudge.experiments.misclassification.tasks import monte_carlo_chunk, replication_chunks
 from bayesjudge.models import misclassification_posterior
 
 Q0, Q1 = 0.7, 0.9

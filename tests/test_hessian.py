@@ -1,4 +1,4 @@
-"""Block-compressed finite-difference Hessian (bayesjudge.hessian) and its use in Laplace fits.
+"""Block-compressed finite-difference Hessian (bayesjudge.engine.hessian) and Laplace fits.
 
 Checked against an analytic Hessian of a block-structured quadratic + softplus
 function, against the dense central differences (every coordinate perturbed alone),
@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bayesjudge import hessian
-from bayesjudge.hessian import (
+from bayesjudge.engine import hessian
+from bayesjudge.engine.hessian import (
     check_blocks,
     compressed_hessian,
     cov_from_cholesky,
@@ -184,7 +184,7 @@ def test_btsigma_block_laplace_equals_dense(btsigma_map):
     assert np.max(np.abs(fit_block.cov - fit_dense.cov)) < 1e-5 * scale
     assert fit_dense.chol is None and fit_block.chol is not None
     # the fitted model's own idata_ goes through the block path: its Gaussian draws of
-    # the free skill coordinates (before importance resampling, bayesjudge.laplace_check)
+    # the free skill coordinates (before importance resampling, bayesjudge.engine.laplace_check)
     # have the dense covariance's standard deviations
     # (1000 draws: sd relative error ~ 2.2 %, 0.1 is > 4 standard errors)
     table = model.ranking()

@@ -9,7 +9,7 @@ import pytest
 from conftest import fit_quietly
 
 from bayesjudge import DavidsonAggregator, MisclassificationModel
-from bayesjudge.inference import ConvergenceWarning
+from bayesjudge.engine import ConvergenceWarning
 
 
 def test_pymc_sampler_fallback_agrees_with_nutpie(davidson_data, davidson_nuts):

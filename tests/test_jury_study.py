@@ -1,4 +1,4 @@
-"""Tests of bayesjudge.experiments.jury_study: simulated juries scored against their truth.
+"""Tests of bayesjudge.experiments.jury: simulated juries scored against their truth.
 
 The study's numbers are checked against a hand-written loop over the same seeds that
 simulates and fits by itself and scores with scipy; the runner's executors must not
@@ -16,9 +16,9 @@ from scipy.stats import pearsonr, spearmanr
 from bayesjudge import BradleyTerry, BTSigma, DavidsonBT
 from bayesjudge.data import DataValidationError
 from bayesjudge.datasets import load_summeval, simulate_jury
-from bayesjudge.experiments.jury_study import JURY_METRICS, JuryStudy, jury_simulation_study
+from bayesjudge.engine import FitError
+from bayesjudge.experiments.jury import JURY_METRICS, JuryStudy, jury_simulation_study
 from bayesjudge.experiments.runner import task_seeds
-from bayesjudge.inference import FitError
 
 JUDGES = {"a": 0.5, "b": 1.0, "c": 4.0}  # geometric mean 2^(1/3): the skills' scale
 SIMULATE = {"pair_noise": 0.5, "shared_noise": 0.2, "position_bias": {"a": 0.4, "c": -0.3}}

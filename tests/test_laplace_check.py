@@ -1,6 +1,6 @@
 """MAP intervals are importance-resampled towards the posterior, or flagged ``laplace_ok=False``.
 
-Unit checks of :mod:`bayesjudge.laplace_check` against closed forms (Pareto tails of
+Unit checks of :mod:`bayesjudge.engine.laplace_check` against closed forms (Pareto tails of
 known shape, the exact quantiles of log Exp(1)), the ``laplace_ok`` column of every
 MAP report, and (slow) MAP against NUTS on the Chatbot Arena battles.
 """
@@ -15,7 +15,7 @@ import pytest
 
 from bayesjudge import DavidsonBT
 from bayesjudge.datasets.files import SHARED_DATA
-from bayesjudge.laplace_check import (
+from bayesjudge.engine.laplace_check import (
     importance_resample,
     k_threshold,
     line_flags,
@@ -151,7 +151,7 @@ def test_arena_map_intervals_overlap_nuts_or_are_flagged():
 def test_scaled_offsets_round_trip_and_gradient():
     # y[z] = exp(x[tau]) x[z]; log p_y(y) = log p_x(x(y)) - n_z y[tau]: its gradient
     # against central differences of the density itself
-    from bayesjudge.laplace_check import ScaledOffsets
+    from bayesjudge.engine.laplace_check import ScaledOffsets
 
     tr = ScaledOffsets(slice(0, 2), 2)
     prec = np.array([[2.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, 1.5]])

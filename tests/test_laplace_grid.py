@@ -1,4 +1,4 @@
-"""The grid over a hierarchical log scale (:mod:`bayesjudge.laplace_grid`) on a funnel
+"""The grid over a hierarchical log scale (:mod:`bayesjudge.engine.laplace_grid`) on a funnel
 whose posterior is known by quadrature.
 
 Judges that agree: offsets ``z_k ~ N(0, 1)``, spread ``tau ~ HalfNormal(1)``, and each
@@ -14,9 +14,10 @@ import numpy as np
 from bt_reference import simulate_jury
 from scipy import stats
 
-from bayesjudge import BTSigma, hessian, optim
-from bayesjudge.laplace_check import importance_resample, k_threshold
-from bayesjudge.laplace_grid import integrate_scale
+from bayesjudge import BTSigma
+from bayesjudge.engine import hessian, optim
+from bayesjudge.engine.laplace_check import importance_resample, k_threshold
+from bayesjudge.engine.laplace_grid import integrate_scale
 
 Y = np.array([0.03, -0.02, 0.01, 0.0, -0.03])
 S = 0.05

@@ -12,7 +12,7 @@ jury of README). Asserted:
 * judges with >= 50 comparisons are not flagged.
 
 PandaLM's judges agree (discriminator spread tau near 0, a funnel): before the grid
-over log tau (:mod:`bayesjudge.laplace_grid`) all five were flagged, their intervals
+over log tau (:mod:`bayesjudge.engine.laplace_grid`) all five were flagged, their intervals
 at IoU 0.47-0.49 with NUTS 4 x 1000.
 
 Measured (this test's fits, raw IoU with NUTS 2 x 500; ~40 s for all five with the

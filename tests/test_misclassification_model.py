@@ -32,15 +32,15 @@ from bayesjudge.data import (
     validate_misclassification,
 )
 from bayesjudge.datasets import simulate_misclassification
+from bayesjudge.engine import ConvergenceWarning
 from bayesjudge.estimators import allocate_calibration, rogan_gladen
-from bayesjudge.experiments.misclassification import bayes_posterior_theta
-from bayesjudge.inference import ConvergenceWarning
-from bayesjudge.models.misclassification import (
+from bayesjudge.experiments.misclassification.monte_carlo import bayes_posterior_theta
+from bayesjudge.models.misclassification.hierarchical import HierarchicalMisclassificationModel
+from bayesjudge.models.misclassification.model import (
     IdentifiabilityWarning,
     MisclassificationModel,
     bayesian_allocation,
 )
-from bayesjudge.models.misclassification_hierarchical import HierarchicalMisclassificationModel
 
 REFERENCE = Path(__file__).parent / "reference" / "truePrev_reference.csv"
 COUNT_ARGS = ["judged_pos", "n", "tp", "m1", "tn", "m0"]
@@ -318,7 +318,7 @@ def test_complete_pooling_equals_single_model_on_pooled_calibration(systems_data
 
 # A system with a perfect calibration class has its MLE on the boundary (q = 1):
 # the engine says so with a ConvergenceWarning, expected here.
-@pytest.mark.filterwarnings("ignore::bayesjudge.inference.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::bayesjudge.engine.ConvergenceWarning")
 def test_no_pooling_equals_separate_single_models(systems_data):
     # Flat priors: both MAPs are MLEs, whatever parametrisation each model uses (the
     # hierarchical model puts its priors on the logit scale, so with proper priors

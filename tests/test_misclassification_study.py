@@ -16,21 +16,21 @@ from scipy.stats import norm
 
 from bayesjudge.data import DataValidationError, validate_judgment_counts
 from bayesjudge.datasets import load_pandalm
+from bayesjudge.engine import ConvergenceWarning
 from bayesjudge.estimators import lang_reiczigel_rates
-from bayesjudge.experiments.misclassification_result import METHODS
-from bayesjudge.experiments.misclassification_study import (
-    calibration_masks,
-    misclassification_study,
-    split_counts,
-)
-from bayesjudge.experiments.pandalm_misclassification import (
+from bayesjudge.experiments.misclassification.pandalm import (
     pandalm_misclassification_study,
     pandalm_misclassification_table,
     pandalm_win_rate_truth,
 )
-from bayesjudge.inference import ConvergenceWarning
-from bayesjudge.models.misclassification_hierarchical import HierarchicalMisclassificationModel
-from bayesjudge.models.misclassification_posterior import bayes_posterior_theta
+from bayesjudge.experiments.misclassification.result import METHODS
+from bayesjudge.experiments.misclassification.study import (
+    calibration_masks,
+    misclassification_study,
+    split_counts,
+)
+from bayesjudge.models.misclassification.hierarchical import HierarchicalMisclassificationModel
+from bayesjudge.models.misclassification.posterior import bayes_posterior_theta
 
 SYSTEMS = ("sys-A", "sys-B", "007")
 JUDGES = {"j1": (0.8, 0.9), "j2": (0.7, 0.75)}  # judge: (q0, q1)

@@ -5,8 +5,7 @@ import pymc as pm
 import pytest
 from scipy import optimize, special
 
-from bayesjudge import optim
-from bayesjudge.inference import Engine
+from bayesjudge.engine import Engine, optim
 
 
 def quadratic(a, b):
@@ -101,7 +100,7 @@ def test_engine_newton_equals_lbfgs_and_the_closed_form(engine):
     assert newton.point["mu"] == pytest.approx(data.mean(), abs=1e-10)
     assert np.exp(newton.point["log_sd"]) == pytest.approx(data.std(), rel=1e-9)
     assert newton.logp == pytest.approx(lbfgs.logp, abs=1e-8)
-    h = engine._fgh()(newton.x)[2]
+    h = engine.density.fgh(newton.x)[2]
     assert np.all(np.linalg.eigvalsh(h) < 0)  # the Hessian rows are the exact second derivatives
 
 
@@ -163,7 +162,7 @@ def test_closed_form_start_keeps_newton_short_at_any_size(pooling, monkeypatch):
     """
     from bayesjudge import HierarchicalMisclassificationModel, MisclassificationModel
     from bayesjudge.data import validate_judgment_counts
-    from bayesjudge.models.misclassification_starts import closed_form_start
+    from bayesjudge.models.misclassification.starts import closed_form_start
 
     evals = []
     newton = optim.newton_maximise

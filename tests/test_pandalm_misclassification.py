@@ -12,7 +12,8 @@ import pytest
 from bayesjudge import Prior
 from bayesjudge.data import DataValidationError, validate_judgment_counts
 from bayesjudge.datasets import load_pandalm
-from bayesjudge.experiments.pandalm_misclassification import (
+from bayesjudge.engine import ConvergenceWarning
+from bayesjudge.experiments.misclassification.pandalm import (
     METHODS,
     pandalm_calibration_masks,
     pandalm_misclassification_study,
@@ -20,8 +21,7 @@ from bayesjudge.experiments.pandalm_misclassification import (
     pandalm_win_rate_truth,
     study_judgments,
 )
-from bayesjudge.inference import ConvergenceWarning
-from bayesjudge.models.misclassification_hierarchical import HierarchicalMisclassificationModel
+from bayesjudge.models.misclassification.hierarchical import HierarchicalMisclassificationModel
 
 N_SPLITS, N_HIER = 6, 2
 

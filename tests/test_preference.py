@@ -12,10 +12,10 @@ from stochastic import FALSE_ALARM, coverage_consistent
 
 from bayesjudge import DataValidationError, Prior
 from bayesjudge.datasets.simulate_autorater import simulate_autorater
-from bayesjudge.inference import ConvergenceWarning
-from bayesjudge.models.preference import PreferenceDistribution
-from bayesjudge.models.preference_alignment import alignment_error
-from bayesjudge.models.preference_posterior import (
+from bayesjudge.engine import ConvergenceWarning
+from bayesjudge.models.preference.alignment import alignment_error
+from bayesjudge.models.preference.model import PreferenceDistribution
+from bayesjudge.models.preference.posterior import (
     beta_mixture_quantiles,
     dirichlet_multinomial_logpmf,
 )

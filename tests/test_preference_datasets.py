@@ -18,9 +18,9 @@ from bayesjudge.datasets import (
     simulate_autorater,
     wmt23_annotations,
 )
-from bayesjudge.inference import ConvergenceWarning
-from bayesjudge.models.preference import PreferenceDistribution, TemperatureScaling
-from bayesjudge.models.preference_alignment import alignment_error
+from bayesjudge.engine import ConvergenceWarning
+from bayesjudge.models.preference.alignment import alignment_error
+from bayesjudge.models.preference.model import PreferenceDistribution, TemperatureScaling
 
 
 @pytest.fixture(scope="module")

@@ -44,12 +44,12 @@ from hypothesis import strategies as st
 from bayesjudge import DataValidationError, registered_models
 from bayesjudge.data import ID_COLUMNS
 from bayesjudge.datasets import simulate_davidson_votes
+from bayesjudge.engine import ConvergenceWarning
 from bayesjudge.estimators import BoundaryWarning, lang_reiczigel_interval, rogan_gladen
-from bayesjudge.inference import ConvergenceWarning
 from bayesjudge.metrics import mae, pairwise_accuracy
-from bayesjudge.models.davidson import DavidsonAggregator
-from bayesjudge.models.misclassification import IdentifiabilityWarning, MisclassificationModel
-from bayesjudge.models.misclassification_hierarchical import HierarchicalMisclassificationModel
+from bayesjudge.models.davidson.aggregator import DavidsonAggregator
+from bayesjudge.models.misclassification.hierarchical import HierarchicalMisclassificationModel
+from bayesjudge.models.misclassification.model import IdentifiabilityWarning, MisclassificationModel
 
 MODELS = registered_models()
 NAMES = sorted(MODELS)

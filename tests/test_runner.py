@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayesjudge import inference
 from bayesjudge.datasets import simulate_davidson_votes
+from bayesjudge.engine import compiled
 from bayesjudge.experiments import split_protocol
 from bayesjudge.experiments.runner import executor_name, run_tasks, task_seeds
 
@@ -44,7 +44,7 @@ def _fit_temperature(task, data):
     rng = np.random.default_rng(seed)
     rows = data.sample(frac=0.8, random_state=int(rng.integers(2**31)))
     model = TemperatureScaling(priors="flat").fit(rows[["item", "prob"]], rows[["item", "label"]])
-    return os.getpid(), inference.compilations(), float(model.map_["temperature"])
+    return os.getpid(), compiled.compilations(), float(model.map_["temperature"])
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,9 @@ import warnings
 import numpy as np
 import pytest
 
-from bayesjudge import BTSigma, MisclassificationModel, engine_cache, inference, samplers
-from bayesjudge.inference import ConvergenceWarning
+from bayesjudge import BTSigma, MisclassificationModel
+from bayesjudge.engine import ConvergenceWarning, compiled, samplers
+from bayesjudge.engine import disk_cache as engine_cache
 
 COUNTS = (300, 500, 40, 50, 35, 50)
 SMALL = {"method": "nuts", "draws": 500, "tune": 500, "chains": 2}
@@ -29,7 +30,7 @@ def _agree(a, b, name="accuracy"):
 
 @pytest.fixture(scope="module")
 def auto_fit():
-    inference.clear_cache()
+    compiled.clear_cache()
     return MisclassificationModel(random_seed=2).fit_counts(*COUNTS, **NUTS)
 
 
@@ -55,23 +56,27 @@ def test_auto_runs_nutpie_on_c_callbacks_for_a_small_model(auto_fit, numba_fit):
     assert post["accuracy"].dims == ("chain", "draw")
 
 
-class _StubEngine:
-    def __init__(self, elements, compiled=False):
-        self._nutpie = object() if compiled else None
-        self._data = {"a": np.zeros(elements // 2), "b": np.zeros(elements - elements // 2)}
+def _data(elements):
+    return {"a": np.zeros(elements // 2), "b": np.zeros(elements - elements // 2)}
+
+
+def _target(elements, nutpie_model=None):
+    """What Engine.sample hands run_nuts, with a stub in place of nutpie's compiled model."""
+    return samplers.NutsTarget(density=None, model=None, data=_data(elements), coords={},
+                               nutpie_model=nutpie_model)
 
 
 def test_route_follows_the_size_of_the_data():
     # a handful of counts: ~64,000 callbacks (~3 s) beat numba's compilation
-    assert samplers.choose_route(_StubEngine(6), 1000, 1000, 4, 2) == "nutpie-c"
-    assert samplers.choose_route(_StubEngine(5_000), 1000, 1000, 4, 2) == "nutpie-c"
+    assert samplers.choose_route(_data(6), 1000, 1000, 4, 2) == "nutpie-c"
+    assert samplers.choose_route(_data(5_000), 1000, 1000, 4, 2) == "nutpie-c"
     # SummEval-scale cells (~2 ms a gradient): numba's parallel chains amortise the compile
-    assert samplers.choose_route(_StubEngine(96_000), 1000, 1000, 4, 2) == "nutpie"
+    assert samplers.choose_route(_data(96_000), 1000, 1000, 4, 2) == "nutpie"
     # more iterations make the compile cheaper relative to the callbacks
-    assert samplers.choose_route(_StubEngine(5_000), 10_000, 10_000, 4, 2) == "nutpie"
-    # a numba model of the structure compiled earlier in the process does not change the
-    # route: the same data, settings and seed give the same draws in any process
-    assert samplers.choose_route(_StubEngine(6, compiled=True), 1000, 1000, 4, 2) == "nutpie-c"
+    assert samplers.choose_route(_data(5_000), 10_000, 10_000, 4, 2) == "nutpie"
+    # the route depends on the data and settings only (not on a numba model of the structure
+    # compiled earlier in the process: choose_route is not even given one), so the same
+    # data, settings and seed give the same draws in any process
 
 
 @pytest.mark.parametrize("sampler", ["numpyro", "blackjax"])
@@ -91,9 +96,10 @@ def test_jax_bodies_of_the_fused_likelihoods_equal_the_numba_kernels():
     import pytensor
     import pytensor.tensor as pt
 
-    from bayesjudge.models import bt_kernel, bt_kernel_jax
+    from bayesjudge.models.bradley_terry import kernel as bt_kernel
 
-    bt_kernel_jax.register()
+    for register in samplers.JAX_REGISTRATIONS:  # as sample_jax does
+        register()
     rng = np.random.default_rng(0)
     n_cells, n_pairs = 300, 40
     d, scale, bias, tie = rng.normal(size=n_pairs), rng.gamma(2, 0.5, 3), rng.normal(size=2), \
@@ -136,20 +142,20 @@ def test_bt_sigma_on_numpyro_samples_the_nutpie_posterior():
 @pytest.fixture
 def disk_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("BAYESJUDGE_CACHE_DIR", str(tmp_path))
-    inference.clear_cache()
+    compiled.clear_cache()
     yield tmp_path
-    inference.clear_cache()
+    compiled.clear_cache()
 
 
 def _count_compiles(monkeypatch):
     calls = []
-    original = inference.Engine._compile
+    original = compiled.Engine._compile
 
     def counting(self, role):
         calls.append(role)
         return original(self, role)
 
-    monkeypatch.setattr(inference.Engine, "_compile", counting)
+    monkeypatch.setattr(compiled.Engine, "_compile", counting)
     return calls
 
 
@@ -159,14 +165,14 @@ def test_a_fresh_engine_loads_its_functions_from_disk(disk_cache, monkeypatch):
     first.summarize()  # Laplace: the log density with the Jacobian too
     assert sorted(calls) == ["constrain", "fgh", "logp_jacobian"]  # MAP by Newton
     assert len(list(disk_cache.glob("*.pkl"))) == 3
-    inference.clear_cache()  # as a new process: nothing compiled in memory
+    compiled.clear_cache()  # as a new process: nothing compiled in memory
     calls.clear()
     other = (30, 50, 45, 50, 30, 50)  # different data: the loaded functions must see them
     loaded = MisclassificationModel(priors="flat").fit_counts(*other)
     loaded_summary = loaded.summarize()
     assert calls == []
     monkeypatch.setenv("BAYESJUDGE_CACHE_DIR", "")  # off: compile from scratch
-    inference.clear_cache()
+    compiled.clear_cache()
     fresh = MisclassificationModel(priors="flat").fit_counts(*other)
     assert sorted(calls) == ["constrain", "fgh"]
     for name in ("accuracy", "specificity", "sensitivity"):
@@ -181,7 +187,7 @@ def test_unreadable_entry_is_recompiled_and_replaced(disk_cache, monkeypatch):
     MisclassificationModel(priors="flat").fit_counts(*COUNTS)
     for entry in disk_cache.glob("*.pkl"):
         entry.write_bytes(b"not a pickle")
-    inference.clear_cache()
+    compiled.clear_cache()
     calls = _count_compiles(monkeypatch)
     fit = MisclassificationModel(priors="flat").fit_counts(*COUNTS)
     assert sorted(calls) == ["constrain", "fgh"]
@@ -204,7 +210,7 @@ def test_entries_hold_no_user_data_and_only_private_ones_are_loaded(disk_cache, 
     np.testing.assert_allclose(fit.map_["accuracy"], (p + q0 - 1) / (q0 + q1 - 1), rtol=1e-6)
     # an entry others can write to is never unpickled (compiled afresh instead)
     os.chmod(entries[0], 0o666)
-    inference.clear_cache()
+    compiled.clear_cache()
     calls = _count_compiles(monkeypatch)
     MisclassificationModel(priors="flat").fit_counts(*counts)
     assert len(calls) == 1
@@ -259,10 +265,8 @@ def test_cores_reach_nutpie(monkeypatch, cores, kwargs, chains, expect):
         raise _Captured
 
     monkeypatch.setattr(samplers.interrupts, "nutpie_sample", capture)
-    engine = _StubEngine(6)
-    engine._nutpie, engine._coords = _NutpieStub(), {}
     with pytest.raises(_Captured):
-        samplers.run_nuts(engine, 100, 100, chains, 0, sampler="nutpie",
+        samplers.run_nuts(_target(6, _NutpieStub()), 100, 100, chains, 0, sampler="nutpie",
                           sampler_kwargs=kwargs, cores=cores)
     want = min(chains, samplers.available_cores()) if expect == "machine" else expect
     assert seen["cores"] == want
@@ -270,11 +274,11 @@ def test_cores_reach_nutpie(monkeypatch, cores, kwargs, chains, expect):
 
 def test_cores_given_twice_must_agree():
     with pytest.raises(ValueError, match="disagree"):
-        samplers.run_nuts(_StubEngine(6), 100, 100, 4, 0, sampler="nutpie",
+        samplers.run_nuts(_target(6), 100, 100, 4, 0, sampler="nutpie",
                           sampler_kwargs={"cores": 2}, cores=3)
 
 
-@pytest.mark.filterwarnings("ignore::bayesjudge.inference.ConvergenceWarning")  # short runs
+@pytest.mark.filterwarnings("ignore::bayesjudge.engine.ConvergenceWarning")  # short runs
 def test_fit_takes_cores_on_every_route():
     # the callback route runs one thread whatever cores says (it used to crash on
     # sampler_kwargs={"cores": ...} with a duplicate keyword)

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from bayesjudge.data import DataValidationError
-from bayesjudge.experiments.significance import paired_permutation_test, top_cluster
+from bayesjudge.experiments.calibration.significance import paired_permutation_test, top_cluster
 
 
 def _exact_two_sided_p(diff):

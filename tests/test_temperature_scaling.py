@@ -11,8 +11,8 @@ from scipy import optimize, special
 
 from bayesjudge import DataValidationError, Prior
 from bayesjudge.datasets.simulate_autorater import simulate_autorater
-from bayesjudge.inference import ConvergenceWarning
-from bayesjudge.models.preference import TemperatureScaling
+from bayesjudge.engine import ConvergenceWarning
+from bayesjudge.models.preference.model import TemperatureScaling
 
 NUTS = {"method": "nuts", "chains": 2, "draws": 300, "tune": 300}
 
@@ -218,13 +218,13 @@ def test_only_certainties_only_ties_and_a_non_beta_prior(sim):
 
 
 def test_refits_reuse_the_compiled_engine(sim):
-    from bayesjudge import inference
+    from bayesjudge.engine import compiled
 
     labels = _hard_labels(sim)
     outputs = sim.outputs[["item", "prob"]]
     TemperatureScaling(priors="flat").fit(outputs, labels)
-    n_engines = len(inference._ENGINES)
+    n_engines = len(compiled._ENGINES)
     for k in range(3):
         half = outputs.iloc[k::3]
         TemperatureScaling(priors="flat").fit(half, labels)
-    assert len(inference._ENGINES) == n_engines
+    assert len(compiled._ENGINES) == n_engines

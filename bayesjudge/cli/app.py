@@ -31,8 +31,7 @@ from bayesjudge.cli.rank import add_rank_parser
 from bayesjudge.cli.report import EPILOG_REPORT, run_report
 from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import DataValidationError
-from bayesjudge.estimators import BoundaryWarning
-from bayesjudge.inference import (
+from bayesjudge.engine import (
     MIN_CHAINS,
     MIN_DRAWS,
     MIN_TUNE,
@@ -40,8 +39,9 @@ from bayesjudge.inference import (
     FitError,
     check_nuts_settings,
 )
-from bayesjudge.models.misclassification import IdentifiabilityWarning
-from bayesjudge.samplers import MAX_CHAINS, available_cores, check_cores, progress_log
+from bayesjudge.engine.samplers import MAX_CHAINS, available_cores, check_cores, progress_log
+from bayesjudge.estimators import BoundaryWarning
+from bayesjudge.models.misclassification.model import IdentifiabilityWarning
 
 PCT = f"{100 * CI_PROB:g}%"
 
@@ -165,7 +165,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 
 
 def _cores(text: str) -> int:
-    """``--cores``: a positive integer (:func:`bayesjudge.samplers.check_cores`)."""
+    """``--cores``: a positive integer (:func:`bayesjudge.engine.samplers.check_cores`)."""
     try:
         return check_cores(int(text))
     except ValueError:

@@ -19,8 +19,8 @@ from bayesjudge.cli.files import FILES_HELP, read_table
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, validate_misclassification
 from bayesjudge.estimators import BoundaryWarning, lang_reiczigel_interval, wilson_interval
-from bayesjudge.models.misclassification import MisclassificationModel
-from bayesjudge.models.misclassification_hierarchical import HierarchicalMisclassificationModel
+from bayesjudge.models.misclassification.hierarchical import HierarchicalMisclassificationModel
+from bayesjudge.models.misclassification.model import MisclassificationModel
 
 PCT = f"{100 * CI_PROB:g}%"
 

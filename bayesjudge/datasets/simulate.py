@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge.datasets.files import SeedLike
-from bayesjudge.models.davidson import davidson_log_probs
+from bayesjudge.models.davidson.aggregator import davidson_log_probs
 
 __all__ = ["simulate_davidson_votes", "simulate_misclassification"]
 

@@ -7,8 +7,8 @@ preference distribution p* drawn from a Beta population, m annotators label it
 (Bernoulli(p*) each, ties optional), and a judge reports P(B better) through a
 known distortion -- a temperature, a bias toward the second-shown response, and
 optionally noise. The truth is returned in the parameters of
-:class:`~bayesjudge.models.preference.PreferenceDistribution` and
-:class:`~bayesjudge.models.preference_temperature.TemperatureScaling`, so a test
+:class:`~bayesjudge.models.preference.model.PreferenceDistribution` and
+:class:`~bayesjudge.models.preference.temperature.TemperatureScaling`, so a test
 checks that each model recovers what it should.
 """
 
@@ -76,7 +76,7 @@ def simulate_autorater(
     b pulls toward whichever response is shown second (positional bias, so the
     symmetry deviation p + p_swapped - 1 is positive for b > 0), and T < 1 makes
     the judge under-confident, T > 1 over-confident. This is the inverse of
-    :class:`~bayesjudge.models.preference_temperature.TemperatureScaling`'s map
+    :class:`~bayesjudge.models.preference.temperature.TemperatureScaling`'s map
     sigma((logit p - b)/T), so the truth it should recover is ``temperature`` = T
     and ``bias`` = b (for noise_sd = 0). The equivalent parametrisation
     sigma(logit(p*) / T' + b') has T' = 1/T, b' = b.

@@ -1,15 +1,15 @@
-"""Experiment protocols: calibration splits, significance, Monte Carlo studies.
+"""Experiment protocols, one folder (or module) per protocol, on any table of the right schema.
 
-* calibration-split protocol and leave-one-rater-out of Dadkhahi, Trabelsi, Riley,
-  Juraska, Mirzazadeh et al. (2025), "Distribution-Calibrated Inference Time Compute
-  for Thinking LLM-as-a-Judge", arXiv:2512.03019, Section 5
-  (:mod:`~bayesjudge.experiments.calibration`);
-* paired permutation tests and top clusters (:mod:`~bayesjudge.experiments.significance`);
-* the misclassification study after Lee, Zeng, Jeong, Sohn & Lee (2025), "How to
-  Correctly Report LLM-as-a-Judge Evaluations", arXiv:2511.21140, Section 8.2, on any
-  table ``system, item, judge_label, human_label`` [``judge``]
-  (:mod:`~bayesjudge.experiments.misclassification_study`; PandaLM is one data set:
-  :mod:`~bayesjudge.experiments.pandalm_misclassification`).
+* :mod:`~bayesjudge.experiments.calibration` -- the calibration-split protocol,
+  leave-one-rater-out and the top-cluster significance test of Dadkhahi, Trabelsi,
+  Riley, Juraska, Mirzazadeh et al. (2025), "Distribution-Calibrated Inference Time
+  Compute for Thinking LLM-as-a-Judge", arXiv:2512.03019, Section 5;
+* :mod:`~bayesjudge.experiments.misclassification` -- the Monte Carlo studies and the
+  real-data protocol (any table ``system, item, judge_label, human_label`` [``judge``];
+  PandaLM is one data set) of Lee, Zeng, Jeong, Sohn & Lee (2025), "How to Correctly
+  Report LLM-as-a-Judge Evaluations", arXiv:2511.21140, Sections 7-8;
+* :mod:`~bayesjudge.experiments.jury` -- simulated juries scored against their truth,
+  after Qian, Sun, Gales & Knill (2026), arXiv:2602.16610, Sections 3-4.
 
 Every study runs its tasks through :func:`~bayesjudge.experiments.runner.run_tasks`:
 ``executor=None`` (in-process), ``"joblib"`` or a ``dask.distributed.Client``.
@@ -24,27 +24,27 @@ from bayesjudge.experiments.calibration import (
     rounded_median_from_counts,
     split_protocol,
 )
-from bayesjudge.experiments.jury_study import JuryStudy, jury_simulation_study
-from bayesjudge.experiments.misclassification import (
-    distribution_shift_study,
-    misclassification_monte_carlo,
-)
-from bayesjudge.experiments.misclassification_study import (
-    MisclassificationStudy,
-    misclassification_study,
-)
-from bayesjudge.experiments.pandalm_misclassification import (
-    PandaLMMisclassificationStudy,
-    pandalm_misclassification_study,
-    pandalm_misclassification_table,
-)
-from bayesjudge.experiments.runner import run_tasks, task_seeds
-from bayesjudge.experiments.significance import (
+from bayesjudge.experiments.calibration.significance import (
     PermutationTestResult,
     TopClusterResult,
     paired_permutation_test,
     top_cluster,
 )
+from bayesjudge.experiments.jury import JuryStudy, jury_simulation_study
+from bayesjudge.experiments.misclassification.monte_carlo import (
+    distribution_shift_study,
+    misclassification_monte_carlo,
+)
+from bayesjudge.experiments.misclassification.pandalm import (
+    PandaLMMisclassificationStudy,
+    pandalm_misclassification_study,
+    pandalm_misclassification_table,
+)
+from bayesjudge.experiments.misclassification.study import (
+    MisclassificationStudy,
+    misclassification_study,
+)
+from bayesjudge.experiments.runner import run_tasks, task_seeds
 
 __all__ = [
     "BUILTIN_METHODS",

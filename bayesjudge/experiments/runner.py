@@ -17,7 +17,7 @@ seed (:func:`task_seeds`); no random state is shared between tasks. Results come
 back in task order.
 
 Compile once per worker: compiled models are cached per process
-(:func:`bayesjudge.inference.get_engine`), and joblib and Dask workers are
+(:func:`bayesjudge.engine.compiled.get_engine`), and joblib and Dask workers are
 long-lived processes, so a worker compiles each model structure on its first task
 and reuses it for every later one. Tasks sent to one worker process never run
 concurrently (a per-process lock): an engine swaps its data in place, so two
@@ -35,11 +35,14 @@ from typing import Any, Literal
 import numpy as np
 from tqdm import tqdm
 
-__all__ = ["Executor", "executor_name", "run_tasks", "task_seeds"]
+__all__ = ["Executor", "Seed", "check_positive_int", "executor_name", "run_tasks", "task_seeds"]
 
 Executor = Literal["joblib", "dask"] | Any | None
 
 # One task at a time per process: compiled engines are per-process and not thread-safe.
+#: A study's seed: an int, a numpy Generator or None (fresh entropy).
+Seed = int | np.random.Generator | None
+
 _TASK_LOCK = threading.Lock()
 
 
@@ -188,3 +191,16 @@ def _call_dask(fn, task, shared):
 
 def _is_dask_client(obj: Any) -> bool:
     return type(obj).__name__ == "Client" and type(obj).__module__.startswith("distributed")
+
+
+def check_positive_int(value: object, name: str) -> int:
+    """Return ``value`` as an int, or raise a ValueError naming ``name``.
+
+    Examples
+    --------
+    >>> check_positive_int(3.0, "n_splits")
+    3
+    """
+    if isinstance(value, bool) or int(value) != value or value < 1:
+        raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+    return int(value)

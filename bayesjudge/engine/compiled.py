@@ -1,0 +1,262 @@
+"""Compile-once engine: one PyMC model structure, its compiled functions and its data.
+
+A PyMC graph is built once per *model structure* (class, options, priors and
+any sizes that change parameter shapes), its log density and gradient are
+compiled once, and refits on new data only swap the ``pm.Data`` containers.
+Engines are cached at module level (:func:`get_engine`), their compiled functions
+also on disk (:mod:`~bayesjudge.engine.disk_cache`), so the user's loop
+``for split in splits: Model(...).fit(split)`` never rebuilds or recompiles.
+
+The engine hands its compiled functions (:class:`~bayesjudge.engine.density.Density`)
+to the routes that turn them into numbers, which never call back into it:
+
+* MAP: :func:`bayesjudge.engine.optim.find_mode` (L-BFGS-B, damped Newton for tiny
+  models), then the Laplace approximation (:mod:`~bayesjudge.engine.laplace`), so MAP
+  fits also carry approximate posterior draws for summaries and PSIS-LOO;
+* NUTS: :func:`bayesjudge.engine.samplers.run_nuts` (nutpie on numba or on the
+  compiled C functions, PyMC's sampler, JAX), given the model, its data and coords.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Hashable, Mapping
+
+import numpy as np
+import pymc as pm
+import pytensor
+import pytensor.tensor as pt
+import xarray as xr
+from pymc.pytensorf import join_nonshared_inputs
+
+from bayesjudge.engine import disk_cache, laplace, optim, samplers
+from bayesjudge.engine.density import Density
+from bayesjudge.engine.laplace import MAPResult
+
+_log = logging.getLogger(__name__)
+
+_ENGINES: dict[Hashable, "Engine"] = {}
+_N_COMPILED = 0  # engines built by this process (compilations, not cache hits)
+
+
+def get_engine(key: Hashable, build: Callable[[], pm.Model]) -> "Engine":
+    """Return the cached engine for ``key``, building and compiling it on first use."""
+    engine = _ENGINES.get(key)
+    if engine is None:
+        _log.info("compiling model structure %r", key)
+        engine = Engine(build(), key)
+        _ENGINES[key] = engine
+        global _N_COMPILED
+        _N_COMPILED += 1
+    return engine
+
+
+def compilations() -> int:
+    """How many model structures this process has compiled (cache hits do not count)."""
+    return _N_COMPILED
+
+
+def clear_cache() -> None:
+    """Forget every compiled engine (tests use it to count compilations)."""
+    _ENGINES.clear()
+
+
+class Engine:
+    """Compiled functions of one PyMC model structure.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        Model whose data live in ``pm.Data`` containers.
+    """
+
+    def __init__(self, model: pm.Model, key: Hashable | None = None):
+        self.model = model
+        self._key = key
+        self.data_names = [name for name in model.named_vars if _is_data(model, name)]
+        self._ip = ip = model.initial_point()
+        self.value_names = [v.name for v in model.value_vars]
+        self._shapes = [np.shape(ip[n]) for n in self.value_names]
+        self.x0 = np.concatenate([np.ravel(ip[n]) for n in self.value_names]).astype(float)
+        self.param_names = [v.name for v in model.unobserved_value_vars]
+        # Compiled on first use (a NUTS fit never needs the MAP objective), from the
+        # disk cache when a previous process stored them (bayesjudge.engine.disk_cache).
+        self._fns: dict[str, pytensor.compile.Function] = {}
+        self._cached_shared: dict[str, list] = {}  # data containers of unpickled functions
+        self._nutpie = None
+        self._data: dict[str, np.ndarray] = {}
+        self._coords: dict[str, np.ndarray] = {}
+
+    # MAP is the mode of the posterior of the *constrained* parameters (no Jacobian,
+    # as pm.find_MAP): with flat priors it is the MLE whatever the transform. The
+    # Laplace approximation and NUTS live in the unconstrained space, so they use the
+    # density with the Jacobian.
+    @property
+    def _logp_dlogp(self):
+        return self._function("logp")
+
+    @property
+    def _logp_dlogp_jac(self):
+        return self._function("logp_jacobian")
+
+    @property
+    def _constrain(self):
+        return self._function("constrain")
+
+    def _function(self, role: str):
+        fn = self._fns.get(role)
+        if fn is not None:
+            return fn
+        name = disk_cache.entry_name(self._key, role) if self._key is not None else None
+        fn = disk_cache.load(name)
+        if fn is None or not self._adopt(fn):
+            if fn is not None:
+                _log.info("engine cache entry for %s does not fit this model; recompiling", role)
+            fn = self._compile(role)
+            values = {v.name: v.get_value(borrow=True) for v in fn.get_shared()}
+            disk_cache.store(name, fn, values)
+        self._fns[role] = fn
+        return fn
+
+    def _compile(self, role: str):
+        if role == "constrain":
+            outs_x, x = join_nonshared_inputs(self._ip, self.model.unobserved_value_vars,
+                                              self.model.value_vars)
+            fn = pytensor.function([x], outs_x)
+            fn.trust_input = True
+            return fn
+        return self._compile_logp_dlogp(self._ip, jacobian=role == "logp_jacobian",
+                                        hessian=role == "fgh")
+
+    def _adopt(self, fn) -> bool:
+        """Tie an unpickled function's shared containers to this model's (data, dim lengths)."""
+        sources = {**{n: self.model[n] for n in self.data_names}, **self.model.dim_lengths}
+        shared = fn.get_shared()
+        if any(v.name not in sources or not hasattr(sources[v.name], "get_value")
+               for v in shared):
+            return False
+        for var in shared:
+            self._cached_shared.setdefault(var.name, []).append((sources[var.name], var))
+        self._sync_cached()
+        return True
+
+    def _sync_cached(self) -> None:
+        """Copy the current data and dim lengths into the unpickled functions' containers."""
+        for pairs in self._cached_shared.values():
+            for source, copy in pairs:
+                copy.set_value(source.get_value(borrow=True), borrow=True)
+
+    def _compile_logp_dlogp(self, ip, jacobian: bool, hessian: bool = False):
+        logp = self.model.logp(jacobian=jacobian)
+        grad = pt.concatenate([g.ravel() for g in pt.grad(logp, self.model.value_vars)])
+        outs, x = join_nonshared_inputs(ip, [logp, grad], self.model.value_vars)
+        if hessian:  # one row per parameter: for models with a handful of them
+            outs.append(pt.stack([pt.grad(outs[1][i], x) for i in range(self.x0.size)]))
+        fn = pytensor.function([x], outs)
+        fn.trust_input = True
+        return fn
+
+    # -- data -----------------------------------------------------------------
+    def set_data(self, data: Mapping[str, np.ndarray], coords: Mapping | None = None) -> None:
+        """Swap the ``pm.Data`` values (no recompilation).
+
+        Writes the shared variables directly: ``pm.set_data``'s coordinate
+        bookkeeping costs more than a whole MAP fit of a small calibration
+        set. Coordinates are kept here and applied where they matter (posterior
+        labels, PyMC's own sampler).
+        """
+        for name, value in data.items():
+            shared = self.model[name]
+            value = np.asarray(value, dtype=shared.type.dtype)  # pm.Data may store int32
+            shared.set_value(value)
+            self._data[name] = value
+        self._sync_cached()
+        self._coords = {k: np.asarray(v) for k, v in (coords or {}).items()}
+
+    # -- MAP ------------------------------------------------------------------
+    @property
+    def density(self) -> Density:
+        """The compiled functions, as the MAP, Laplace and NUTS routes receive them."""
+        return Density(self._function, self.x0, self.param_names, self._has_transforms())
+
+    def logp_dlogp(self, x: np.ndarray, jacobian: bool = False) -> tuple[float, np.ndarray]:
+        """Joint log density and gradient at the unconstrained vector ``x``."""
+        fn = self._logp_dlogp_jac if jacobian else self._logp_dlogp
+        lp, g = fn(np.asarray(x, dtype=float))
+        return float(lp), g
+
+    def constrain(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        """Map an unconstrained vector to named constrained values."""
+        return dict(zip(self.param_names, self._constrain(np.asarray(x, dtype=float))))
+
+    def value_slices(self) -> dict[str, slice]:
+        """Where each free variable (unconstrained value name) sits in the vector ``x``."""
+        out, start = {}, 0
+        for name, shape in zip(self.value_names, self._shapes):
+            size = int(np.prod(shape, dtype=int))
+            out[name] = slice(start, start + size)
+            start += size
+        return out
+
+    def find_map(
+        self,
+        x0: np.ndarray | None = None,
+        n_starts: int = 1,
+        random_seed: int | None = 0,
+        laplace: bool = True,
+        newton: bool = False,
+    ) -> MAPResult:
+        """Maximise the joint log density on the current data (:func:`optim.find_mode`).
+
+        ``newton=True``: damped Newton on the exact Hessian first, for models with at
+        most :data:`bayesjudge.engine.optim.NEWTON_MAX_PARAMS` parameters; L-BFGS-B
+        otherwise and wherever Newton fails. ``laplace``: also the Laplace
+        approximation (:func:`bayesjudge.engine.laplace.laplace`).
+        """
+        start = self.x0 if x0 is None else np.asarray(x0, dtype=float)
+        newton = newton and self.x0.size <= optim.NEWTON_MAX_PARAMS
+        best = optim.find_mode(self.density, start, n_starts, random_seed, newton)
+        fit = MAPResult(point=self.constrain(best.x), x=best.x, cov=None, logp=-float(best.fun))
+        if laplace:
+            self.laplace(fit)
+        return fit
+
+    def laplace(self, fit: MAPResult, blocks: np.ndarray | None = None) -> None:
+        """:func:`bayesjudge.engine.laplace.laplace` on the current data."""
+        laplace.laplace(fit, self.density, blocks)
+
+    def laplace_cov(self, x: np.ndarray, blocks: np.ndarray | None = None) -> np.ndarray | None:
+        """:func:`bayesjudge.engine.laplace.laplace_cov` on the current data."""
+        return laplace.laplace_cov(self.density, x, blocks)
+
+    def laplace_draws(
+        self, fit: MAPResult, n_draws: int, random_seed: int | None,
+        blocks: np.ndarray | None = None, reparam: tuple[slice, int] | None = None,
+    ) -> dict[str, np.ndarray]:
+        """:func:`bayesjudge.engine.laplace.laplace_draws` on the current data."""
+        return laplace.laplace_draws(fit, self.density, n_draws, random_seed, blocks, reparam)
+
+    def _has_transforms(self) -> bool:
+        return any(self.model.rvs_to_transforms.get(rv) is not None for rv in self.model.free_RVs)
+
+    # -- NUTS -----------------------------------------------------------------
+    def sample(self, draws: int, tune: int, chains: int, random_seed: int | None,
+               sampler: samplers.Sampler = "auto", progressbar: bool = False,
+               sampler_kwargs: Mapping | None = None, cores: int | None = None) -> xr.DataTree:
+        """NUTS on the current data: :func:`bayesjudge.engine.samplers.run_nuts`.
+
+        The route taken is left in ``last_sampler``; nutpie's numba model of this
+        structure is kept for the next call.
+        """
+        target = samplers.NutsTarget(self.density, self.model, self._data, self._coords,
+                                     self._nutpie)
+        run = samplers.run_nuts(target, draws, tune, chains, random_seed, sampler,
+                                progressbar, sampler_kwargs, cores)
+        self._nutpie, self.last_sampler = run.nutpie_model, run.route
+        self._sync_cached()  # PyMC's routes applied the data through pm.set_data
+        return run.tree
+
+
+def _is_data(model: pm.Model, name: str) -> bool:
+    var = model.named_vars[name]
+    return isinstance(var, pytensor.compile.SharedVariable)

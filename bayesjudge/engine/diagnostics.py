@@ -1,0 +1,67 @@
+"""NUTS diagnostics: R-hat, bulk ESS and divergences, checked after every sampler run."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from bayesjudge.engine.messages import ConvergenceWarning, warn_user
+
+#: Largest R-hat and smallest bulk ESS accepted without a ConvergenceWarning.
+RHAT_MAX = 1.01
+ESS_MIN = 400
+
+
+def check_convergence(tree: xr.DataTree, var_names: list[str]) -> dict[str, float]:
+    """Warn (ConvergenceWarning) when R-hat, ESS or divergences look bad.
+
+    Values constant by construction (equal in every draw of every chain) are left
+    out: their R-hat and ESS are undefined but nothing is wrong; a chain stuck on
+    its own starting point still warns.
+
+    Returns
+    -------
+    dict
+        ``max_rhat``, ``min_ess_bulk`` and ``divergences``.
+    """
+    import arviz as az
+
+    post = tree["posterior"].to_dataset()[var_names]
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0/0 of a constant: NaN, handled
+        rhat = az.rhat(post)
+        ess = az.ess(post, method="bulk")
+    # A value equal in every draw of every chain is constant by construction (one
+    # judge's discriminator fixed at 1, a zero-sum vector of length 1): its R-hat and
+    # ESS are NaN but nothing is wrong. A stuck chain still counts: chains start from
+    # different (jittered) points, so a stuck chain differs from the others.
+    moving = {v: np.ravel(_varies(post[v])) for v in rhat.data_vars}
+    rhats = np.concatenate([np.ravel(rhat[v].values)[moving[v]] for v in rhat.data_vars])
+    esses = np.concatenate([np.ravel(ess[v].values)[moving[v]] for v in ess.data_vars])
+    # NaN means undiagnosable (a constant chain, too few draws): a failure, never a pass.
+    max_rhat = float(np.max(rhats)) if rhats.size else float("nan")
+    min_ess = float(np.min(esses)) if esses.size else float("nan")
+    stats = tree["sample_stats"]
+    div = int(stats["diverging"].values.sum()) if "diverging" in stats else 0
+    problems = []
+    if not (np.isfinite(max_rhat) and np.isfinite(min_ess)):
+        problems.append("R-hat/ESS are undefined (NaN) for some parameter: a chain did not "
+                        "move or the run is too short to diagnose (run more chains/draws)")
+    if div:
+        problems.append(f"{div} divergent transitions (raise tune, or use stronger priors)")
+    if max_rhat > RHAT_MAX:
+        problems.append(f"max R-hat {max_rhat:.3f} > {RHAT_MAX} (run more chains/draws)")
+    if min_ess < ESS_MIN:
+        problems.append(f"min bulk ESS {min_ess:.0f} < {ESS_MIN} (increase draws)")
+    if problems:
+        warn_user(
+            "NUTS diagnostics: " + "; ".join(problems) + ". Intervals may be unreliable.",
+            ConvergenceWarning,
+        )
+    return {"max_rhat": max_rhat, "min_ess_bulk": min_ess, "divergences": div}
+
+
+def _varies(draws: xr.DataArray) -> np.ndarray:
+    """Per element (chain and draw reduced): False where every draw of every chain is equal."""
+    values = draws.transpose("chain", "draw", ...).values
+    flat = values.reshape(-1, *values.shape[2:])
+    return ~np.all(flat == flat[:1], axis=0)

@@ -1,0 +1,64 @@
+"""Ctrl-C during NUTS: samplers must let KeyboardInterrupt through, never return a result.
+
+nutpie's blocking ``sample`` catches KeyboardInterrupt and returns the draws made so
+far; PyMC's sequential sampler catches it, ends the chain and goes on to the next.
+A fit would then end with NaN or empty posteriors (and the command line exit 0 with
+a ranking of NaN skills). :func:`nutpie_sample` cancels nutpie and re-raises;
+:func:`remembered` lets :func:`bayesjudge.engine.samplers.run_nuts` raise afterwards
+whatever a sampler swallowed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+
+import xarray as xr
+
+
+def nutpie_sample(compiled, **kwargs) -> xr.DataTree:
+    """``nutpie.sample`` that lets Ctrl-C through.
+
+    nutpie's blocking call catches KeyboardInterrupt and returns the draws made so far
+    (none, or a partial warm-up): a fit would end with NaN or empty posteriors. Here the
+    sampler is cancelled and the interrupt propagates.
+    """
+    import nutpie
+
+    background = nutpie.sample(compiled, blocking=False, **kwargs)
+    try:
+        return background.wait()
+    except BaseException:
+        background.cancel()
+        raise
+
+
+@contextlib.contextmanager
+def remembered():
+    """Remember a Ctrl-C (SIGINT) while sampling; yields an Event set by it.
+
+    PyMC's sampler swallows KeyboardInterrupt (it ends the chain and returns the
+    draws so far), so the fit asks this flag afterwards. Only the default handler
+    (or a user's handler that raises KeyboardInterrupt) counts; an ignored SIGINT or
+    a call outside the main thread leaves signals alone.
+    """
+    flag = threading.Event()
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+    if not callable(previous):
+        yield flag
+        return
+
+    def handler(signum, frame):
+        try:
+            previous(signum, frame)
+        except KeyboardInterrupt:
+            flag.set()
+            raise
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)

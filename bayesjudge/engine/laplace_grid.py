@@ -1,0 +1,224 @@
+"""Laplace approximation integrated over a hierarchical scale on a grid (INLA-style).
+
+Where the judges agree, the spread ``tau`` of their log discriminators ``tau z_k`` has
+most of its posterior mass near 0: a funnel whose log-tau marginal has a long tail
+(the prior's ``tau`` density times a likelihood flat in ``tau``). No single Gaussian
+covers it, in ``(z, log tau)`` or ``(tau z, log tau)`` (PandaLM's five judges, 999
+comparisons each: Pareto k ~0.9, MAP intervals of IoU 0.47-0.49 with NUTS's).
+Conditionally on ``log tau`` the rest is close to Gaussian, so, as in INLA (Rue,
+Martino & Chopin (2009), JRSS-B 71:319-392, sec. 3), the scale is integrated out
+numerically:
+
+1. a grid ``t_g`` of ``log tau`` values, from the Laplace centre outwards in steps of
+   :data:`STEP` Laplace standard deviations (longer where the marginal is flat, up to
+   :data:`MAX_STEP`) until the log marginal falls :data:`DROP` nats below its largest
+   value;
+2. at each ``t_g`` the conditional mode ``m_g`` and Cholesky factor ``L_g`` of the
+   negative Hessian of the other coordinates (``log tau`` held fixed; warm-started from
+   the neighbour), and the Laplace estimate of the marginal density
+   ``log p(t_g) ~ log p(m_g, t_g) - sum log diag L_g``;
+3. draws from the mixture ``sum_g w_g N(t; t_g, c_g^2) N(rest; m_g + b_g (t - t_g), L_g)``
+   with ``w_g`` proportional to ``p(t_g) c_g``, ``c_g`` the width of the point's cell
+   (half-way to its neighbours) and ``b_g`` the slope of the conditional mode between
+   neighbours; the mixture's density is exact, so the draws are then
+   importance-resampled (PSIS) as the plain Laplace ones are, and trusted only if
+   the Pareto k passes.
+
+The coordinates are the centred ones of :class:`bayesjudge.engine.laplace_check.ScaledOffsets`
+(the conditional mode of ``tau z_k`` barely moves with ``tau`` for a judge the data
+pin down).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg
+
+from bayesjudge.engine import hessian, optim
+from bayesjudge.engine.laplace_check import (
+    MIN_ESS,
+    ImportanceResult,
+    ScaledOffsets,
+    k_threshold,
+    pareto_weights,
+)
+
+__all__ = ["DROP", "MAX_POINTS", "MAX_STEP", "STEP", "ScaleGrid", "grid_resample",
+           "integrate_scale", "scale_grid"]
+
+#: First grid step in standard deviations of the Laplace marginal of log tau.
+STEP = 0.5
+#: The grid stops where the Laplace log marginal is this many nats below its maximum.
+DROP = 7.0
+#: Most grid points on each side of the mode (the cost bound).
+MAX_POINTS = 24
+#: Longest step (log tau): where the log marginal changes by < 0.5 nats a step, the step
+#: grows by half (the long tail of a funnel, ~1 nat per unit of log tau) up to this.
+MAX_STEP = 1.0
+
+
+@dataclass
+class ScaleGrid:
+    """The mixture of conditional Gaussians over a grid of a log scale (see module doc)."""
+
+    tau: int
+    t: np.ndarray
+    log_w: np.ndarray
+    modes: np.ndarray
+    slopes: np.ndarray
+    chols: list
+    sd: np.ndarray
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` rows from the mixture (full coordinate vectors)."""
+        w = np.exp(self.log_w - self.log_w.max())
+        comp = rng.choice(len(self.t), size=n, p=w / w.sum())
+        d = self.modes.shape[1]
+        rest = np.arange(d) != self.tau
+        out = np.empty((n, d))
+        for g in np.unique(comp):
+            rows = np.flatnonzero(comp == g)
+            t = self.t[g] + self.sd[g] * rng.standard_normal(rows.size)
+            noise = rng.standard_normal((rest.sum(), rows.size))
+            eps = linalg.solve_triangular(self.chols[g], noise, lower=True, trans="T").T
+            x = self.modes[g] + np.outer(t - self.t[g], self.slopes[g])
+            x[:, rest] += eps
+            x[:, self.tau] = t
+            out[rows] = x
+        return out
+
+    def logpdf(self, xs: np.ndarray) -> np.ndarray:
+        """Log density of the mixture at the rows ``xs``."""
+        rest = np.arange(xs.shape[1]) != self.tau
+        lw = self.log_w - np.logaddexp.reduce(self.log_w)
+        t = xs[:, self.tau]
+        parts = []
+        for g in range(len(self.t)):
+            mean = self.modes[g] + np.outer(t - self.t[g], self.slopes[g])
+            z = (xs[:, rest] - mean[:, rest]) @ self.chols[g]
+            lt = -0.5 * ((t - self.t[g]) / self.sd[g]) ** 2 - np.log(self.sd[g])
+            lr = -0.5 * np.sum(z * z, axis=1) + np.sum(np.log(np.diag(self.chols[g])))
+            parts.append(lw[g] + lt + lr - 0.5 * xs.shape[1] * np.log(2 * np.pi))
+        return np.logaddexp.reduce(np.stack(parts), axis=0)
+
+
+def scale_grid(
+    fy: Callable[[np.ndarray], tuple[float, np.ndarray]], start: np.ndarray, tau: int,
+    tau_sd: float, blocks: np.ndarray | None = None,
+) -> ScaleGrid | None:
+    """Build the grid mixture of the log scale at coordinate ``tau``.
+
+    Parameters
+    ----------
+    fy : callable
+        ``y -> (log density, gradient)`` in the grid's coordinates.
+    start : ndarray
+        Where to start (the Laplace centre); its ``tau`` entry is the first grid point.
+    tau : int
+        Index of the log scale.
+    tau_sd : float
+        Laplace standard deviation of ``log tau`` (sets the step).
+    blocks : ndarray or None
+        Hessian block labels of the full vector
+        (:func:`bayesjudge.engine.hessian.compressed_hessian`).
+
+    Returns
+    -------
+    ScaleGrid or None
+        None where a conditional mode has no negative definite Hessian.
+    """
+    d = start.size
+    rest = np.arange(d) != tau
+    sub_blocks = None if blocks is None else np.asarray(blocks)[rest]
+    h = STEP * tau_sd
+
+    def _full(r, t_):
+        y = np.empty(d)
+        y[rest], y[tau] = r, t_
+        return y
+
+    def point(t, init):
+        def f(r):  # the log density with log tau held at t
+            lp, g = fy(_full(r, t))
+            return lp, g[rest]
+
+        res = optim.lbfgs_maximise(f, init[rest])
+        if not np.isfinite(res.fun):
+            return None
+        chol = hessian.laplace_cholesky(
+            hessian.compressed_hessian(lambda r: f(r)[1], res.x, sub_blocks))
+        if chol is None:
+            return None
+        return _full(res.x, t), chol, -res.fun - np.sum(np.log(np.diag(chol)))
+
+    t0 = float(start[tau])
+    first = point(t0, start)
+    if first is None:
+        return None
+    pts = {t0: first}
+    for sign in (-1, 1):
+        prev, best, t, step = first, first[2], t0, h
+        for _ in range(MAX_POINTS):
+            t += sign * step
+            p = point(t, prev[0])
+            if p is None:
+                return None
+            pts[t] = p
+            best = max(best, p[2])
+            if p[2] < best - DROP:
+                break
+            if abs(p[2] - prev[2]) < 0.5:  # a flat stretch (a funnel's tail): longer steps
+                step = min(1.5 * step, MAX_STEP)
+            prev = p
+    t = np.array(sorted(pts))
+    modes = np.stack([pts[k][0] for k in t])
+    slopes = np.gradient(modes, t, axis=0) if len(t) > 1 else np.zeros_like(modes)
+    slopes[:, tau] = 0.0
+    # each point stands for the cell half-way to its neighbours (weight p(t_g) x width),
+    # and its Gaussian along log tau is as wide as that cell (a kernel density estimate)
+    edges = np.r_[t[0] - (t[1] - t[0]) / 2 if len(t) > 1 else t[0] - h,
+                  (t[1:] + t[:-1]) / 2,
+                  t[-1] + (t[-1] - t[-2]) / 2 if len(t) > 1 else t[-1] + h]
+    width = np.diff(edges)
+    log_w = np.array([pts[k][2] for k in t]) + np.log(width)
+    return ScaleGrid(tau, t, log_w, modes, slopes, [pts[k][1] for k in t], width)
+
+def grid_resample(
+    logp: Callable[[np.ndarray], float], grid: ScaleGrid, rng: np.random.Generator, n: int,
+) -> ImportanceResult:
+    """``n`` draws of the grid mixture importance-resampled towards ``logp`` (PSIS), with
+    the same acceptance rule as :func:`bayesjudge.engine.laplace_check.importance_resample`."""
+    xs = grid.draw(rng, n)
+    w, k = pareto_weights(np.array([logp(x) for x in xs]) - grid.logpdf(xs))
+    ess = float(1.0 / np.sum(w**2))
+    ok = bool(np.isfinite(k) and k <= k_threshold(n) and ess >= MIN_ESS)
+    if not ok:
+        return ImportanceResult(xs, k, ess, False, True, len(grid.t))
+    pos = (rng.random() + np.arange(n)) / n  # systematic resampling
+    idx = np.minimum(np.searchsorted(np.cumsum(w), pos), n - 1)
+    return ImportanceResult(xs[rng.permutation(idx)], k, ess, True, True, len(grid.t))
+
+
+def integrate_scale(
+    logp_dlogp: Callable, centre: np.ndarray, cov: np.ndarray, reparam: tuple[slice, int],
+    blocks: np.ndarray | None, rng: np.random.Generator, n: int,
+) -> tuple[ImportanceResult, Callable] | None:
+    """Grid-integrated, importance-resampled draws of a non-centred scale's model.
+
+    ``logp_dlogp``: ``x -> (log density with Jacobian, gradient)`` in the model's own
+    (non-centred) coordinates; ``centre``, ``cov``: its Laplace approximation;
+    ``reparam``: (offsets, log scale) as in :class:`bayesjudge.engine.laplace_check.ScaledOffsets`.
+    Returns (result, map of the draws to the model's coordinates), or None where the grid
+    cannot be built or its draws fail the Pareto k test.
+    """
+    tr = ScaledOffsets(*reparam)
+    fy = lambda y: tr.logp_grad(logp_dlogp, y)  # noqa: E731
+    tau = reparam[1]
+    grid = scale_grid(fy, tr.from_x(centre), tau, float(np.sqrt(cov[tau, tau])), blocks)
+    if grid is None:
+        return None
+    res = grid_resample(lambda y: float(fy(y)[0]), grid, rng, n)
+    return (res, tr.to_x) if res.resampled else None

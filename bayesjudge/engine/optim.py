@@ -1,0 +1,153 @@
+"""Maximisers of a compiled log density: L-BFGS-B, and damped Newton for tiny models.
+
+:class:`~bayesjudge.engine.compiled.Engine` maximises the joint log density in the
+unconstrained space. L-BFGS-B suits every size. A model with a handful of
+parameters (a temperature and a bias) can do better with Newton's method on the
+exact Hessian: it converges quadratically (about five evaluations from the
+prior mean) and stops when the predicted gain is below what float64 resolves,
+where L-BFGS-B's line search, asked for ``ftol=1e-14``, keeps evaluating at the
+optimum until rounding makes the objective tick up (measured: 25 evaluations
+against Newton's 5 on a 1,000-row temperature fit, both at the same optimum).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from scipy import optimize
+
+from bayesjudge.engine.density import Density
+from bayesjudge.engine.messages import ConvergenceWarning, FitError, warn_user
+
+#: Options of every L-BFGS-B fit (tight: MAP with flat priors must equal a reference MLE).
+LBFGS_OPTIONS = {"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9}
+#: Largest Newton step (max-norm, unconstrained scale): a flat region cannot throw x far.
+MAX_STEP = 5.0
+#: Newton only for models with at most this many parameters: the Hessian is compiled as one
+#: gradient graph per parameter, and past a few dozen L-BFGS-B is the cheaper optimiser.
+NEWTON_MAX_PARAMS = 16
+#: Newton stops once the predicted gain g' (-H)^-1 g / 2 is below this times max(1, |logp|).
+GAIN_TOL = 1e-12
+
+
+def lbfgs_maximise(fn: Callable, init: np.ndarray) -> optimize.OptimizeResult:
+    """Maximise ``fn(x) -> (logp, grad)`` with L-BFGS-B (result in minimisation terms)."""
+
+    def neg(x):
+        lp, g = fn(x)
+        return -lp, -g
+
+    return optimize.minimize(neg, init, jac=True, method="L-BFGS-B", options=LBFGS_OPTIONS)
+
+
+def newton_direction(grad: np.ndarray, hess: np.ndarray) -> np.ndarray:
+    """Ascent direction ``(-H)^-1 g``, with |eigenvalues| where -H is not positive definite.
+
+    Replacing the eigenvalues of -H by their absolute values (floored at 1e-8 of
+    the largest) keeps the direction uphill away from the mode, where the log
+    density need not be concave; at a proper mode it is the Newton step.
+    """
+    a = -0.5 * (hess + hess.T)
+    if len(a) == 1 and a[0, 0] > 0:  # the common tiny cases without LAPACK's call overhead
+        return grad / a[0, 0]
+    if len(a) == 2:
+        det = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
+        if a[0, 0] > 0 and det > 0:
+            return np.array([a[1, 1] * grad[0] - a[0, 1] * grad[1],
+                             a[0, 0] * grad[1] - a[1, 0] * grad[0]]) / det
+    w, v = np.linalg.eigh(a)
+    w = np.maximum(np.abs(w), 1e-8 * max(1.0, float(np.max(np.abs(w)))))
+    return v @ ((v.T @ grad) / w)
+
+
+def newton_maximise(fgh: Callable, init: np.ndarray,
+                    max_iter: int = 100) -> optimize.OptimizeResult:
+    """Maximise ``fgh(x) -> (logp, grad, hess)`` by damped Newton (Armijo backtracking).
+
+    Returns a scipy ``OptimizeResult`` in minimisation terms (``fun = -logp``,
+    ``jac = -grad``), as :func:`lbfgs_maximise`; ``success`` is False when the
+    iteration or a line search fails (the caller falls back to L-BFGS-B). On
+    convergence ``x`` includes the last Newton step, whose predicted gain is below
+    ``GAIN_TOL`` relative: ``fun`` and ``jac`` are those of the point before it.
+    """
+    x = np.asarray(init, dtype=float).copy()
+    f, g, h = fgh(x)
+    nfev = 1
+
+    def result(success: bool, message: str) -> optimize.OptimizeResult:
+        return optimize.OptimizeResult(x=x, fun=-f, jac=-g, success=success, message=message,
+                                       nfev=nfev, nit=nfev)
+
+    for _ in range(max_iter):
+        f = float(f)
+        if not math.isfinite(f + float(g.sum()) + float(h.sum())):  # NaN / inf anywhere
+            return result(False, "non-finite log density, gradient or Hessian")
+        step = newton_direction(g, h)
+        gain = float(g @ step)
+        largest = float(np.abs(step).max())
+        if largest > MAX_STEP:
+            step *= MAX_STEP / largest
+        if gain / 2 <= GAIN_TOL * max(1.0, abs(f)):
+            # Converged: one last full Newton step polishes x (quadratic convergence; its
+            # gain is below what float64 resolves, so logp and grad are those before it).
+            x = x + step
+            return result(True, "converged: predicted gain below float64 resolution")
+        t = 1.0
+        while True:
+            f1, g1, h1 = fgh(x + t * step)
+            nfev += 1
+            if f1 >= f + 1e-4 * t * float(g @ step):  # False for NaN
+                break
+            t *= 0.5
+            if t < 1e-12:
+                return result(False, "line search found no increase")
+        x, f, g, h = x + t * step, f1, g1, h1
+    return result(False, f"no convergence in {max_iter} Newton steps")
+
+
+def find_mode(
+    density: Density, start: np.ndarray, n_starts: int = 1, random_seed: int | None = 0,
+    newton: bool = False,
+) -> optimize.OptimizeResult:
+    """Maximise ``density.logp`` (no Jacobian: the MAP) from ``start``, multi-start optional.
+
+    ``newton``: damped Newton on the exact Hessian (``density.fgh``) first
+    (:func:`newton_maximise`), L-BFGS-B wherever it fails; L-BFGS-B alone otherwise.
+    Starts after the first are ``start`` plus N(0, 1) noise. A function is compiled
+    only when it is used (Newton's success compiles no L-BFGS-B objective).
+    Raises FitError when no start reaches a finite log density; warns
+    (ConvergenceWarning) when the best one did not converge or sits at |x| > 30.
+    """
+    rng = np.random.default_rng(random_seed) if n_starts > 1 else None
+    best = None
+    for k in range(n_starts):
+        init = start if k == 0 else start + rng.normal(scale=1.0, size=start.shape)
+        res = newton_maximise(density.fgh, init) if newton else None
+        if res is None or not res.success:  # L-BFGS-B: every model, or Newton's fallback
+            res = lbfgs_maximise(density.logp, init)
+        if np.isfinite(res.fun) and (best is None or res.fun < best.fun):
+            best = res
+    if best is None:
+        raise FitError(
+            "L-BFGS-B found no point with a finite log density; check the data "
+            "and priors (a flat prior with separable data has no finite MAP)."
+        )
+    # L-BFGS-B stops 'ABNORMAL' when float64 cannot lower a large objective any
+    # further (|logp| ~ 1e6 at 1M comparisons: measured max |gradient| 9e-4 at an
+    # optimum matching evalica to 1e-6); judge the gradient relative to that size.
+    if not best.success and np.max(np.abs(best.jac)) > 1e-3 * max(1.0, 1e-5 * abs(best.fun)):
+        warn_user(
+            f"MAP optimisation did not converge ({best.message}); the estimate may "
+            f"be off. Try informative priors (priors=None) or more calibration data.",
+            ConvergenceWarning,
+        )
+    if np.max(np.abs(best.x)) > 30:
+        warn_user(
+            "MAP estimate is at |value| > 30 on the unconstrained scale: the data "
+            "barely identify a parameter (e.g. separable labels under a flat prior). "
+            "Use the default weakly-informative priors or more calibration data.",
+            ConvergenceWarning,
+        )
+    return best

@@ -1,0 +1,430 @@
+"""NUTS back ends behind ``fit(method="nuts", sampler=...)``, and the choice between them.
+
+* ``"nutpie"`` -- nutpie on the model compiled by numba: the fastest per gradient and
+  parallel over chains, but numba compiles it for 8-25 s in every new process
+  (nutpie's wrappers cannot be cached on disk).
+* nutpie on the engine's PyTensor C functions (``"auto"`` picks it for small models):
+  nutpie calls back into Python for every gradient (~30 us of overhead per call, and
+  chains take turns on the GIL) but nothing is compiled: the C functions come from
+  the engine, itself loaded from the disk cache in a fresh process
+  (:mod:`bayesjudge.engine.disk_cache`).
+* ``"pymc"`` -- PyMC's own NUTS (Python; slow but dependency-free).
+* ``"numpyro"`` / ``"blackjax"`` -- PyMC's JAX samplers (the ``gpu`` extra: on a CUDA
+  machine they run on the GPU; tested on CPU JAX).
+
+``"auto"`` (the default) estimates both nutpie routes' wall time and picks the
+faster: the callback route costs ``evaluations x (t_grad + overhead)``, the numba
+route ``compile + evaluations x t_grad / parallel chains``, with ``t_grad`` from a
+cost model of the data size. The route depends on the data and the settings only,
+never on what ran earlier in the process (not even on a numba model of the same
+structure compiled by a bigger fit): the same data, settings and seed give the same
+draws in any process. With the default 4 x 2,000 iterations the callbacks win below
+~7,000 data elements. A loop of many NUTS refits of a small model is faster with
+``sampler="nutpie"``: numba compiles once and every refit reuses it.
+
+``cores`` chains run in parallel (default one per chain, up to the machine's CPUs;
+:func:`check_cores`). Ctrl-C raises KeyboardInterrupt on every route, never a partial
+posterior (:mod:`bayesjudge.engine.interrupts`). Stages are logged to ``bayesjudge.progress``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+import numpy as np
+import pymc as pm
+import xarray as xr
+
+from bayesjudge.engine import interrupts
+from bayesjudge.engine.density import Density
+
+# Smallest NUTS settings whose output can still be diagnosed (check_nuts_settings).
+# chains >= 2: ArviZ's rank-normalised split R-hat compares chains; with one chain it
+#   is NaN ("at least 2 posterior chains are needed"), so check_convergence could not
+#   flag a chain stuck in one mode and would stay silent.
+# draws >= 20: R-hat and bulk ESS are NaN below 4 draws per chain (the split halves
+#   need 2 draws each), and with fewer than ~10 draws per split half the ranks and
+#   autocorrelations they are built from are noise. 20 is a floor, not a target:
+#   below ESS_MIN / chains draws check_convergence still warns about the ESS.
+# tune >= 50: nutpie (nuts-rs) spends the first 30% of tuning in an early window and
+#   the last 15% adapting only the step size by dual averaging (t0 = 10, so its first
+#   ~10 updates are damped); with fewer than ~50 steps those windows hold a handful of
+#   iterations, step size and mass matrix stay essentially unadapted, and the draws
+#   are warm-up transients. tune = 0 panics inside nuts-rs.
+MIN_DRAWS = 20
+MIN_TUNE = 50
+MIN_CHAINS = 2
+# Upper limits catch a slip of the keyboard before any work: nuts-rs allocates its
+# trace up front (draws = 10**12 aborted the process with "memory allocation of
+# 32000000000000 bytes failed"), and 4 chains x 10**6 draws of 100 values is already
+# 3.2 GB of posterior.
+MAX_ITERATIONS = 1_000_000
+MAX_CHAINS = 128
+MAX_TOTAL_DRAWS = 4_000_000
+
+#: The sampler's stages ("sampling 4 chains ...", "sampled in 3.2 s") are logged here at
+#: INFO; the command line shows them on stderr, a library user by configuring logging.
+progress_log = logging.getLogger("bayesjudge.progress")
+#: Cores assumed by sampler="auto"'s route choice when ``cores`` is not given, so the
+#: route (and the draws) do not depend on the machine's CPU count.
+ROUTE_CORES = 2
+
+#: Callables teaching PyTensor's JAX backend the package's own Ops; the models append
+#: theirs when imported, and they import JAX only when called (by :func:`sample_jax`).
+JAX_REGISTRATIONS: list[Callable[[], None]] = []
+
+Sampler = Literal["auto", "nutpie", "pymc", "numpyro", "blackjax"]
+SAMPLERS: tuple[str, ...] = get_args(Sampler)
+#: nutpie's own cost per Python callback (measured 31-32 us on a 2-vCPU EPYC VM with a
+#: trivial log density, 1 or 2 cores), rounded up.
+CALLBACK_OVERHEAD_S = 35e-6
+#: nutpie's numba compilation per structure and process: 8-25 s measured (small to
+#: SummEval-size models); the lower end, so "auto" only avoids it when clearly cheaper.
+NUMBA_COMPILE_S = 8.0
+#: Gradient evaluations per NUTS draw assumed by the estimate (tree depth ~3).
+EVALS_PER_DRAW = 8
+#: Cost model of one log density + gradient: 5-8 us measured for the 3-parameter
+#: models; 12 ns (BT kernel, SummEval's 96,000 cells: 1.1-1.3 ms) to 22 ns (Davidson,
+#: arena's 19,900 cells: 0.45 ms) per data element; the upper end is used.
+GRAD_BASE_S = 8e-6
+GRAD_PER_ELEMENT_S = 2.2e-8
+
+
+@dataclass
+class NutsTarget:
+    """What a NUTS route needs of a model structure; routes never call back into the engine.
+
+    Attributes
+    ----------
+    density : Density
+        Compiled log density (with the Jacobian), constrain function, initial point.
+    model : pymc.Model
+        The PyMC model (nutpie's numba compilation, PyMC's and JAX's samplers).
+    data : mapping
+        Current values of the model's ``pm.Data`` containers.
+    coords : mapping
+        Current coordinates (posterior labels).
+    nutpie_model : object or None
+        nutpie's numba-compiled model of this structure from an earlier run, if any.
+    """
+
+    density: Density
+    model: pm.Model
+    data: Mapping[str, np.ndarray]
+    coords: Mapping[str, np.ndarray]
+    nutpie_model: Any = None
+
+
+@dataclass
+class NutsRun:
+    """Posterior and sample stats of one run, the route taken and nutpie's numba model."""
+
+    tree: xr.DataTree
+    route: str
+    nutpie_model: Any
+
+
+def check_nuts_settings(draws, tune, chains) -> None:
+    """Raise ValueError unless NUTS with these settings can be diagnosed.
+
+    Parameters
+    ----------
+    draws, tune, chains : int
+        Draws kept per chain, tuning (warm-up) steps per chain and number of
+        chains; each must be an integer of at least ``MIN_DRAWS`` (20),
+        ``MIN_TUNE`` (50) and ``MIN_CHAINS`` (2) respectively, at most
+        ``MAX_ITERATIONS`` (draws, tune) or ``MAX_CHAINS``, with at most
+        ``MAX_TOTAL_DRAWS`` chains x draws. Why these minima
+        is explained where they are defined: fewer chains or draws leave R-hat and
+        ESS undefined (NaN, so no ConvergenceWarning could fire), fewer tuning
+        steps leave the sampler unadapted.
+
+    Raises
+    ------
+    ValueError
+        Naming the setting, the value given and the minimum.
+    """
+    for name, value, minimum, fix in (
+        ("draws", draws, MIN_DRAWS, "1000 (the default) for reported intervals"),
+        ("tune", tune, MIN_TUNE, "1000 (the default)"),
+        ("chains", chains, MIN_CHAINS, "4 (the default)"),
+    ):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(
+                f"{name} must be an integer >= {minimum}, got {value!r} "
+                f"({type(value).__name__}). Fix: e.g. {name}={fix.split()[0]}."
+            )
+        if value < minimum:
+            raise ValueError(
+                f"{name}={value} is too small to diagnose NUTS: the minimum is {minimum} "
+                f"(R-hat needs >= {MIN_CHAINS} chains, R-hat/ESS >= {MIN_DRAWS} draws per "
+                f"chain, step-size and mass-matrix adaptation >= {MIN_TUNE} tuning steps). "
+                f"Fix: e.g. {name}={fix}."
+            )
+        maximum = MAX_CHAINS if name == "chains" else MAX_ITERATIONS
+        if value > maximum:
+            raise ValueError(f"{name}={value} is more than NUTS is allowed here (at most "
+                             f"{maximum:,}). Fix: e.g. {name}={fix.split()[0]}.")
+    if chains * draws > MAX_TOTAL_DRAWS:
+        raise ValueError(
+            f"chains={chains} x draws={draws} = {chains * draws:,} posterior draws is more "
+            f"than the {MAX_TOTAL_DRAWS:,} kept in memory at most. Fix: e.g. chains=4 and "
+            f"draws=1000 (the defaults); a few thousand draws in all are plenty for intervals."
+        )
+
+
+def check_sampler(sampler: Any) -> str:
+    """``sampler`` if known; ValueError naming the choices otherwise."""
+    if sampler not in SAMPLERS:
+        raise ValueError(
+            f"sampler must be one of {list(SAMPLERS)}, got {sampler!r}. 'auto' picks nutpie's "
+            f"fastest route; 'numpyro' / 'blackjax' need the gpu extra "
+            f"(pip install 'bayesjudge[gpu]')."
+        )
+    return sampler
+
+
+def available_cores() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def check_cores(cores: Any) -> int | None:
+    """``cores`` if it is None or an integer in [1, MAX_CHAINS]; ValueError otherwise.
+
+    None: one core per chain, up to :func:`available_cores`. A number above the
+    machine's CPU count is allowed (the chains' threads then share the CPUs: no
+    speed-up, no harm); above ``chains`` it is capped at ``chains`` (one thread per
+    chain).
+    """
+    if cores is None:
+        return None
+    if isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) or not (
+            1 <= cores <= MAX_CHAINS):
+        raise ValueError(
+            f"cores must be a positive integer (at most {MAX_CHAINS}) or None (one per "
+            f"chain, up to this machine's {available_cores()} CPUs), got {cores!r}. Fix: "
+            f"e.g. cores={min(4, available_cores())}."
+        )
+    return int(cores)
+
+
+def choose_route(data: Mapping[str, np.ndarray], draws: int, tune: int, chains: int,
+                 cores: int) -> str:
+    """``"nutpie"`` (numba) or ``"nutpie-c"`` (C callbacks): the one estimated faster.
+
+    The gradient's cost comes from a cost model of the data size, not from a timing,
+    so the same data, settings and seed always take the same route (and give the same
+    draws) however loaded the machine is, and whatever was fitted before in the process.
+    """
+    elements = sum(int(np.size(v)) for v in data.values())
+    t_grad = GRAD_BASE_S + GRAD_PER_ELEMENT_S * elements
+    evals = chains * (draws + tune) * EVALS_PER_DRAW
+    callbacks = evals * (t_grad + CALLBACK_OVERHEAD_S)
+    numba = NUMBA_COMPILE_S + evals * t_grad / max(1, min(chains, cores))
+    return "nutpie-c" if callbacks < numba else "nutpie"
+
+
+def sample_nutpie_callbacks(
+    target: NutsTarget, draws: int, tune: int, chains: int, random_seed: int | None,
+    progressbar: bool, extra: dict,
+) -> xr.DataTree:
+    """nutpie on the engine's compiled PyTensor functions (no numba compilation).
+
+    Chains start, as nutpie's own default, at the model's initial point plus
+    U(-1, 1) jitter on the unconstrained scale, seeded per chain by nutpie.
+    """
+    from nutpie.compiled_pyfunc import from_pyfunc
+
+    logp_fn, constrain = target.density.logp_jac, target.density.constrain
+    names = target.density.param_names
+    values = constrain(target.density.x0)
+    shapes = [np.shape(v) for v in values]
+    lock = threading.Lock()  # a compiled function is not re-entrant; chains are threads
+
+    def make_logp():
+        def logp(x):
+            with lock:
+                lp, grad = logp_fn(x)
+            return float(lp), np.asarray(grad, dtype=np.float64)
+
+        return logp
+
+    def make_expand(seed1, seed2, chain):
+        def expand(x):
+            with lock:
+                out = constrain(x)
+            return {n: np.asarray(v, dtype=np.float64).reshape(s)
+                    for n, v, s in zip(names, out, shapes)}
+
+        return expand
+
+    x0 = target.density.x0
+
+    def initial_point(seed):
+        return x0 + np.random.default_rng(seed).uniform(-1.0, 1.0, size=x0.shape)
+
+    dims_of = target.model.named_vars_to_dims
+    dims, coords = {}, {}
+    for name, shape in zip(names, shapes):
+        var_dims = dims_of.get(name)
+        if var_dims and len(var_dims) == len(shape):
+            dims[name] = tuple(var_dims)
+            for d, n in zip(var_dims, shape):
+                coords.setdefault(d, np.arange(n))
+    compiled = from_pyfunc(
+        ndim=x0.size, make_logp_fn=make_logp, make_expand_fn=make_expand,
+        expanded_dtypes=[np.dtype("float64")] * len(names), expanded_shapes=shapes,
+        expanded_names=names, coords=coords, dims=dims, make_initial_point_fn=initial_point,
+    )
+    # chains take turns on the GIL anyway: one sampler thread avoids the hand-offs
+    return interrupts.nutpie_sample(compiled, draws=draws, tune=tune, chains=chains,
+                                    seed=random_seed, progress_bar=progressbar, cores=1, **extra)
+
+
+def sample_jax(
+    target: NutsTarget, sampler: Literal["numpyro", "blackjax"], draws: int, tune: int,
+    chains: int, random_seed: int | None, progressbar: bool, extra: dict,
+) -> xr.DataTree:
+    """PyMC's JAX NUTS (numpyro or blackjax) on the target's model and data."""
+    import pymc as pm
+
+    try:
+        import jax  # noqa: F401
+        __import__(sampler)
+    except ImportError as err:
+        raise ImportError(
+            f"sampler={sampler!r} needs JAX and {sampler}: pip install 'bayesjudge[gpu]' "
+            f"(on a CUDA machine also pip install 'jax[cuda12]')."
+        ) from err
+    for register in JAX_REGISTRATIONS:  # the package's own Ops (fused likelihoods), in JAX
+        register()
+    set_pymc_data(target)
+    try:
+        return pm.sample(
+            draws=draws, tune=tune, chains=chains, random_seed=random_seed,
+            progressbar=progressbar, model=target.model, nuts_sampler=sampler,
+            compute_convergence_checks=False, **({"nuts": extra} if extra else {}),
+        )
+    except NotImplementedError as err:
+        raise NotImplementedError(
+            f"sampler={sampler!r}: this model uses an operation PyTensor cannot translate "
+            f"to JAX ({err}). Use sampler='auto' or 'nutpie'."
+        ) from err
+
+
+def set_pymc_data(target: NutsTarget) -> None:
+    """Apply the target's data and coords through ``pm.set_data`` (PyMC's own samplers)."""
+    pm.set_data(target.data, coords=target.coords, model=target.model)
+
+
+def _cores_of(cores: int | None, extra: dict) -> int | None:
+    """``cores``, or ``sampler_kwargs["cores"]`` (removed from ``extra``); both must agree."""
+    given = extra.pop("cores", None)
+    if given is not None and cores is not None and given != cores:
+        raise ValueError(f"cores={cores!r} and sampler_kwargs={{'cores': {given!r}}} disagree; "
+                         f"give cores once. Fix: e.g. cores={cores!r} alone.")
+    return check_cores(cores if cores is not None else given)
+
+
+def run_nuts(
+    target: NutsTarget,
+    draws: int,
+    tune: int,
+    chains: int,
+    random_seed: int | None,
+    sampler: Sampler = "auto",
+    progressbar: bool = False,
+    sampler_kwargs: Mapping | None = None,
+    cores: int | None = None,
+) -> NutsRun:
+    """Run NUTS on the target's data; returns posterior and sample_stats, and the route.
+
+    ``sampler`` is one of :data:`bayesjudge.engine.samplers.SAMPLERS` ("auto" picks the
+    faster nutpie route, :func:`bayesjudge.engine.samplers.choose_route`); the route taken
+    is ``NutsRun.route``. ``sampler_kwargs`` go to ``nutpie.sample`` or
+    ``pm.sample`` (e.g. ``target_accept``). ``cores``: chains sampled in parallel
+    (:func:`check_cores`; None: one per chain up to the machine's CPUs); nutpie's C
+    callback route always runs one thread (its chains take turns on the GIL). Settings
+    too small to diagnose raise ValueError (:func:`check_nuts_settings`) before
+    anything is compiled or sampled. Ctrl-C raises KeyboardInterrupt on every route
+    (never a partial posterior).
+    """
+    check_nuts_settings(draws, tune, chains)
+    check_sampler(sampler)
+    extra = dict(sampler_kwargs or {})
+    cores = _cores_of(cores, extra)
+    parallel = min(chains, cores if cores is not None else available_cores())
+    route = (choose_route(target.data, draws, tune, chains,
+                          cores if cores is not None else ROUTE_CORES)
+             if sampler == "auto" else sampler)
+    with interrupts.remembered() as interrupted:
+        try:
+            tree = _sample_route(target, route, draws, tune, chains, random_seed, progressbar,
+                                 extra, parallel, pymc_cores=1 if cores is None else parallel,
+                                 interrupted=interrupted)
+        except Exception as err:  # a Ctrl-C that surfaced as another error (PyMC's init)
+            if interrupted.is_set():
+                raise KeyboardInterrupt from err
+            raise
+        if interrupted.is_set():  # a sampler swallowed the KeyboardInterrupt
+            raise KeyboardInterrupt
+    post = tree["posterior"].to_dataset()
+    # nutpie keeps the coords it saw at compile time: relabel with the current ones.
+    coords = {k: v for k, v in target.coords.items() if k in post.dims}
+    post = post.assign_coords(coords)
+    stats = tree["sample_stats"].to_dataset()
+    return NutsRun(xr.DataTree.from_dict({"posterior": post, "sample_stats": stats}), route,
+                   target.nutpie_model)
+
+
+def _sample_route(target, route, draws, tune, chains, random_seed, progressbar, extra,
+                  parallel, pymc_cores, interrupted) -> xr.DataTree:
+    """Run one route (see :func:`run_nuts`), logging its stages to :data:`progress_log`."""
+    threads = {"nutpie": parallel, "nutpie-c": 1, "pymc": pymc_cores}.get(route, parallel)
+    if route == "nutpie" and target.nutpie_model is None:
+        import nutpie
+
+        progress_log.info("compiling the model for nutpie (numba, ~10 s once per process)")
+        target.nutpie_model = nutpie.compile_pymc_model(target.model)
+    elif route == "nutpie-c":
+        target.density.logp_jac, target.density.constrain  # noqa: B018  (compiled or loaded now)
+    progress_log.info("sampling %d chains x (%d tuning + %d draws) with %s on %d thread(s)",
+                      chains, tune, draws, route, threads)
+    start = time.perf_counter()
+    if route == "nutpie":
+        # nutpie only knows the shared variables the graph uses.
+        # (shared_data is keyed by internal ids; shared_var_keys are the variables)
+        known = {var.name for var in target.nutpie_model.shared_var_keys}
+        data = {k: v for k, v in target.data.items() if k in known}
+        compiled = target.nutpie_model.with_data(**data) if data else target.nutpie_model
+        tree = interrupts.nutpie_sample(compiled, draws=draws, tune=tune, chains=chains,
+                                        seed=random_seed, progress_bar=progressbar,
+                                        cores=parallel, **extra)
+    elif route == "nutpie-c":
+        tree = sample_nutpie_callbacks(target, draws, tune, chains, random_seed,
+                                       progressbar, extra)
+    elif route == "pymc":
+        def stop_if_interrupted(trace, draw):  # PyMC would go on to the next chain
+            if interrupted.is_set():
+                raise KeyboardInterrupt
+
+        set_pymc_data(target)
+        tree = pm.sample(
+            draws=draws, tune=tune, chains=chains, random_seed=random_seed,
+            progressbar=progressbar, model=target.model, compute_convergence_checks=False,
+            cores=pymc_cores, callback=stop_if_interrupted, **extra,
+        )
+    else:
+        tree = sample_jax(target, route, draws, tune, chains, random_seed, progressbar, extra)
+    progress_log.info("sampled in %.1f s", time.perf_counter() - start)
+    return tree
