@@ -7,14 +7,18 @@ from bayesjudge.comparison import compare
 from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import DataValidationError
 from bayesjudge.data.symmetrization import symmetrize
-from bayesjudge.models.bradley_terry.bt_sigma import BradleyTerry, BTSigma
-from bayesjudge.models.bradley_terry.davidson_bt import DavidsonBT
-from bayesjudge.models.davidson.aggregator import DavidsonAggregator
-from bayesjudge.models.misclassification.allocation import bayesian_allocation
-from bayesjudge.models.misclassification.hierarchical import HierarchicalMisclassificationModel
-from bayesjudge.models.misclassification.model import MisclassificationModel
-from bayesjudge.models.preference.alignment import alignment_error
-from bayesjudge.models.preference.model import PreferenceDistribution, TemperatureScaling
+from bayesjudge.models.bradley_terry import BradleyTerry, BTSigma, DavidsonBT
+from bayesjudge.models.davidson import DavidsonAggregator
+from bayesjudge.models.misclassification import (
+    HierarchicalMisclassificationModel,
+    MisclassificationModel,
+    bayesian_allocation,
+)
+from bayesjudge.models.preference import (
+    PreferenceDistribution,
+    TemperatureScaling,
+    alignment_error,
+)
 from bayesjudge.priors import Prior
 
 __all__ = [

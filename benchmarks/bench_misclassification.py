@@ -64,9 +64,9 @@ from scipy.stats import norm  # noqa: E402
 
 from bayesjudge.estimators import lang_reiczigel_rates, wald_interval  # noqa: E402
 from bayesjudge.experiments.misclassification.monte_carlo import (  # noqa: E402
-    bayes_posterior_theta,
     misclassification_monte_carlo,
 )
+from bayesjudge.models.misclassification.posterior import bayes_posterior_theta  # noqa: E402
 
 Q0, Q1, N, M = 0.7, 0.9, 1000, 200
 THETAS = np.linspace(0.0, 1.0, 21)

@@ -59,18 +59,21 @@ from bayesjudge.estimators import (
     rogan_gladen,
     wald_interval,
 )
-from bayesjudge.experiments.misclassification.monte_carlo import (
-    bayes_posterior_theta,
+from bayesjudge.experiments.misclassification import (
     distribution_shift_study,
     misclassification_monte_carlo,
-)
-from bayesjudge.experiments.misclassification.pandalm import (
-    pandalm_calibration_masks,
     pandalm_misclassification_study,
+)
+from bayesjudge.experiments.misclassification.pandalm_data import (
+    pandalm_calibration_masks,
     pandalm_win_rate_truth,
 )
-from bayesjudge.models.misclassification.hierarchical import HierarchicalMisclassificationModel
-from bayesjudge.models.misclassification.model import MisclassificationModel, bayesian_allocation
+from bayesjudge.models.misclassification import (
+    HierarchicalMisclassificationModel,
+    MisclassificationModel,
+    bayesian_allocation,
+)
+from bayesjudge.models.misclassification.posterior import bayes_posterior_theta
 
 FAST = os.environ.get("BAYESJUDGE_FAST", "0") == "1"
 N_REP = 300 if FAST else 10_000        # Monte Carlo replications per theta (paper: 10,000)

@@ -18,12 +18,12 @@ from scipy.stats import binom
 from bayesjudge import Prior
 from bayesjudge.data import DataValidationError
 from bayesjudge.experiments.misclassification.monte_carlo import (
-    bayes_posterior_theta,
     distribution_shift_study,
     misclassification_monte_carlo,
 )
 from bayesjudge.experiments.misclassification.tasks import monte_carlo_chunk, replication_chunks
-from bayesjudge.models import misclassification_posterior
+from bayesjudge.models.misclassification import posterior as misclassification_posterior
+from bayesjudge.models.misclassification.posterior import bayes_posterior_theta
 
 Q0, Q1 = 0.7, 0.9
 

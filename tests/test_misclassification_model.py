@@ -34,13 +34,13 @@ from bayesjudge.data import (
 from bayesjudge.datasets import simulate_misclassification
 from bayesjudge.engine import ConvergenceWarning
 from bayesjudge.estimators import allocate_calibration, rogan_gladen
-from bayesjudge.experiments.misclassification.monte_carlo import bayes_posterior_theta
-from bayesjudge.models.misclassification.hierarchical import HierarchicalMisclassificationModel
-from bayesjudge.models.misclassification.model import (
+from bayesjudge.models.misclassification import (
     IdentifiabilityWarning,
     MisclassificationModel,
     bayesian_allocation,
 )
+from bayesjudge.models.misclassification.hierarchical import HierarchicalMisclassificationModel
+from bayesjudge.models.misclassification.posterior import bayes_posterior_theta
 
 REFERENCE = Path(__file__).parent / "reference" / "truePrev_reference.csv"
 COUNT_ARGS = ["judged_pos", "n", "tp", "m1", "tn", "m0"]

@@ -21,14 +21,10 @@ from bayesjudge.estimators import lang_reiczigel_rates
 from bayesjudge.experiments.misclassification.pandalm import (
     pandalm_misclassification_study,
     pandalm_misclassification_table,
-    pandalm_win_rate_truth,
 )
-from bayesjudge.experiments.misclassification.result import METHODS
-from bayesjudge.experiments.misclassification.study import (
-    calibration_masks,
-    misclassification_study,
-    split_counts,
-)
+from bayesjudge.experiments.misclassification.pandalm_data import pandalm_win_rate_truth
+from bayesjudge.experiments.misclassification.result import METHODS, calibration_masks, split_counts
+from bayesjudge.experiments.misclassification.study import misclassification_study
 from bayesjudge.models.misclassification.hierarchical import HierarchicalMisclassificationModel
 from bayesjudge.models.misclassification.posterior import bayes_posterior_theta
 

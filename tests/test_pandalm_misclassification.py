@@ -13,14 +13,14 @@ from bayesjudge import Prior
 from bayesjudge.data import DataValidationError, validate_judgment_counts
 from bayesjudge.datasets import load_pandalm
 from bayesjudge.engine import ConvergenceWarning
-from bayesjudge.experiments.misclassification.pandalm import (
-    METHODS,
+from bayesjudge.experiments.misclassification.pandalm import pandalm_misclassification_study
+from bayesjudge.experiments.misclassification.pandalm_data import (
     pandalm_calibration_masks,
-    pandalm_misclassification_study,
     pandalm_split_counts,
     pandalm_win_rate_truth,
     study_judgments,
 )
+from bayesjudge.experiments.misclassification.result import METHODS
 from bayesjudge.models.misclassification.hierarchical import HierarchicalMisclassificationModel
 
 N_SPLITS, N_HIER = 6, 2

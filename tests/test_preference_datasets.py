@@ -19,8 +19,8 @@ from bayesjudge.datasets import (
     wmt23_annotations,
 )
 from bayesjudge.engine import ConvergenceWarning
+from bayesjudge.models.preference import PreferenceDistribution, TemperatureScaling
 from bayesjudge.models.preference.alignment import alignment_error
-from bayesjudge.models.preference.model import PreferenceDistribution, TemperatureScaling
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from bayesjudge import BTSigma, MisclassificationModel
-from bayesjudge.engine import ConvergenceWarning, compiled, samplers
+from bayesjudge.engine import ConvergenceWarning, compiled, nuts_settings, samplers
 from bayesjudge.engine import disk_cache as engine_cache
 
 COUNTS = (300, 500, 40, 50, 35, 50)
@@ -238,7 +238,7 @@ def test_cache_dir_can_be_switched_off(monkeypatch):
 def test_cores_is_validated():
     assert samplers.check_cores(None) is None
     assert samplers.check_cores(np.int64(3)) == 3
-    for bad in (0, -1, 1.5, True, "2", samplers.MAX_CHAINS + 1):
+    for bad in (0, -1, 1.5, True, "2", nuts_settings.MAX_CHAINS + 1):
         with pytest.raises(ValueError, match="cores must be a positive integer"):
             samplers.check_cores(bad)
 

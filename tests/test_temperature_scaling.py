@@ -12,7 +12,7 @@ from scipy import optimize, special
 from bayesjudge import DataValidationError, Prior
 from bayesjudge.datasets.simulate_autorater import simulate_autorater
 from bayesjudge.engine import ConvergenceWarning
-from bayesjudge.models.preference.model import TemperatureScaling
+from bayesjudge.models.preference.temperature import TemperatureScaling
 
 NUTS = {"method": "nuts", "chains": 2, "draws": 300, "tune": 300}
 

@@ -39,7 +39,8 @@ from bayesjudge.engine import (
     FitError,
     check_nuts_settings,
 )
-from bayesjudge.engine.samplers import MAX_CHAINS, available_cores, check_cores, progress_log
+from bayesjudge.engine.nuts_settings import MAX_CHAINS, available_cores, check_cores
+from bayesjudge.engine.samplers import progress_log
 from bayesjudge.estimators import BoundaryWarning
 from bayesjudge.models.misclassification.model import IdentifiabilityWarning
 

@@ -11,6 +11,7 @@ Modules, from the bottom up (each imports only those above it):
 * :mod:`~bayesjudge.engine.laplace_check`, :mod:`~bayesjudge.engine.laplace_grid`,
   :mod:`~bayesjudge.engine.laplace` -- the Laplace approximation, its importance
   resampling and per-scalar trust flags, and the grid over a hierarchical scale;
+* :mod:`~bayesjudge.engine.nuts_settings` -- what draws, tune, chains, cores, sampler may be;
 * :mod:`~bayesjudge.engine.samplers` -- the NUTS routes (nutpie on numba or on the
   compiled C functions, PyMC, numpyro / blackjax);
 * :mod:`~bayesjudge.engine.diagnostics` -- R-hat, ESS and divergences after sampling;
@@ -32,7 +33,7 @@ from bayesjudge.engine.density import Density
 from bayesjudge.engine.diagnostics import ESS_MIN, RHAT_MAX, check_convergence
 from bayesjudge.engine.laplace import MAPResult
 from bayesjudge.engine.messages import ConvergenceWarning, FitError, warn_user
-from bayesjudge.engine.samplers import (
+from bayesjudge.engine.nuts_settings import (
     MIN_CHAINS,
     MIN_DRAWS,
     MIN_TUNE,

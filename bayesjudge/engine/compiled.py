@@ -32,6 +32,7 @@ from pymc.pytensorf import join_nonshared_inputs
 from bayesjudge.engine import disk_cache, laplace, optim, samplers
 from bayesjudge.engine.density import Density
 from bayesjudge.engine.laplace import MAPResult
+from bayesjudge.engine.nuts_settings import Sampler
 
 _log = logging.getLogger(__name__)
 
@@ -86,6 +87,9 @@ class Engine:
         self._nutpie = None
         self._data: dict[str, np.ndarray] = {}
         self._coords: dict[str, np.ndarray] = {}
+        transformed = any(model.rvs_to_transforms.get(rv) is not None for rv in model.free_RVs)
+        #: The compiled functions, as the MAP, Laplace and NUTS routes receive them.
+        self.density = Density(self._function, self.x0, self.param_names, transformed)
 
     # MAP is the mode of the posterior of the *constrained* parameters (no Jacobian,
     # as pm.find_MAP): with flat priors it is the MLE whatever the transform. The
@@ -174,11 +178,6 @@ class Engine:
         self._coords = {k: np.asarray(v) for k, v in (coords or {}).items()}
 
     # -- MAP ------------------------------------------------------------------
-    @property
-    def density(self) -> Density:
-        """The compiled functions, as the MAP, Laplace and NUTS routes receive them."""
-        return Density(self._function, self.x0, self.param_names, self._has_transforms())
-
     def logp_dlogp(self, x: np.ndarray, jacobian: bool = False) -> tuple[float, np.ndarray]:
         """Joint log density and gradient at the unconstrained vector ``x``."""
         fn = self._logp_dlogp_jac if jacobian else self._logp_dlogp
@@ -236,12 +235,9 @@ class Engine:
         """:func:`bayesjudge.engine.laplace.laplace_draws` on the current data."""
         return laplace.laplace_draws(fit, self.density, n_draws, random_seed, blocks, reparam)
 
-    def _has_transforms(self) -> bool:
-        return any(self.model.rvs_to_transforms.get(rv) is not None for rv in self.model.free_RVs)
-
     # -- NUTS -----------------------------------------------------------------
     def sample(self, draws: int, tune: int, chains: int, random_seed: int | None,
-               sampler: samplers.Sampler = "auto", progressbar: bool = False,
+               sampler: Sampler = "auto", progressbar: bool = False,
                sampler_kwargs: Mapping | None = None, cores: int | None = None) -> xr.DataTree:
         """NUTS on the current data: :func:`bayesjudge.engine.samplers.run_nuts`.
 
@@ -250,10 +246,13 @@ class Engine:
         """
         target = samplers.NutsTarget(self.density, self.model, self._data, self._coords,
                                      self._nutpie)
-        run = samplers.run_nuts(target, draws, tune, chains, random_seed, sampler,
-                                progressbar, sampler_kwargs, cores)
-        self._nutpie, self.last_sampler = run.nutpie_model, run.route
-        self._sync_cached()  # PyMC's routes applied the data through pm.set_data
+        try:
+            run = samplers.run_nuts(target, draws, tune, chains, random_seed, sampler,
+                                    progressbar, sampler_kwargs, cores)
+        finally:  # nutpie's numba model is kept even when sampling was interrupted
+            self._nutpie = target.nutpie_model
+            self._sync_cached()  # PyMC's routes applied the data through pm.set_data
+        self.last_sampler = run.route
         return run.tree
 
 

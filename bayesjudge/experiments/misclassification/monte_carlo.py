@@ -7,8 +7,8 @@ Wald and Lang-Reiczigel intervals, interval length under equal versus
 Algorithm 1 allocation) and Section 7 / Figure 5 / Appendix D (bias of the
 Table 1 estimators under label shift between test and calibration sets). It
 adds the Bayesian answer to the same model: the exact, vectorised importance
-sampler :func:`~bayesjudge.models.misclassification.posterior.bayes_posterior_theta`
-(re-exported here with :class:`PosteriorSummary`), whose credible-interval
+sampler :func:`~bayesjudge.models.misclassification.posterior.bayes_posterior_theta`,
+whose credible-interval
 coverage is reported next to the frequentist intervals. Every replication is an
 array element; the work is cut into tasks of one theta value and a chunk of
 replications (:mod:`~bayesjudge.experiments.misclassification.tasks`), run in-process,
@@ -34,16 +34,12 @@ from bayesjudge.experiments.misclassification.tasks import (
     shift_chunk,
 )
 from bayesjudge.experiments.runner import Executor, Seed, executor_name, run_tasks
-from bayesjudge.models.misclassification.posterior import (  # noqa: F401  (re-exported)
-    PosteriorSummary,
-    bayes_posterior_theta,
+from bayesjudge.models.misclassification.posterior import (
     beta_parameters,
 )
 from bayesjudge.priors import Prior
 
 __all__ = [
-    "PosteriorSummary",
-    "bayes_posterior_theta",
     "distribution_shift_study",
     "misclassification_monte_carlo",
 ]
@@ -123,15 +119,20 @@ def misclassification_monte_carlo(
     allocations : tuple of {"equal", "adaptive"}
         Calibration designs to run.
     bayes : bool, default True
-        Also compute the posterior of :func:`bayes_posterior_theta` for every replication
-        (the expensive part: ``n_rep * len(thetas) * len(allocations) * n_draws`` draws).
+        Also compute the posterior of
+        :func:`~bayesjudge.models.misclassification.posterior.bayes_posterior_theta` for every
+        replication (the expensive part:
+        ``n_rep * len(thetas) * len(allocations) * n_draws`` draws).
     n_draws : int, default 500
         Importance draws per replication for the posterior (more for replications with
-        low effective sample size, see :func:`bayes_posterior_theta`). The Monte Carlo
-        jitter of the interval limits costs under 0.2 points of coverage at 500 draws.
+        low effective sample size, see
+        :func:`~bayesjudge.models.misclassification.posterior.bayes_posterior_theta`). The
+        Monte Carlo jitter of the interval limits costs under 0.2 points of coverage at 500 draws.
     priors : mapping of str to Prior, optional
         Beta priors of the posterior by parameter name (``"accuracy"``, ``"specificity"``,
-        ``"sensitivity"``), as in :func:`bayes_posterior_theta`; uniform by default.
+        ``"sensitivity"``), as in
+        :func:`~bayesjudge.models.misclassification.posterior.bayes_posterior_theta`; uniform
+        by default.
     random_seed : int or numpy.random.Generator, optional
         Seed or generator for all simulation and sampling: each task (one theta, a chunk
         of at most 2,500 replications) gets its own child seed.

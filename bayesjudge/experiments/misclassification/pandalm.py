@@ -20,8 +20,7 @@ import pandas as pd
 
 from bayesjudge.data import DataValidationError
 from bayesjudge.datasets import PANDALM_JUDGES, load_pandalm
-from bayesjudge.experiments.misclassification.pandalm_data import (  # noqa: F401  (re-exported)
-    COUNTS,
+from bayesjudge.experiments.misclassification.pandalm_data import (
     Judge,
     pandalm_calibration_masks,
     pandalm_split_counts,

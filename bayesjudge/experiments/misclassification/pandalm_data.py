@@ -20,7 +20,7 @@ from typing import Literal
 import pandas as pd
 
 from bayesjudge.datasets import PANDALM_JUDGES, load_pandalm, pandalm_judgments
-from bayesjudge.experiments.misclassification.study import (
+from bayesjudge.experiments.misclassification.result import (
     COUNTS,
     calibration_masks,
     split_counts,

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from bayesjudge.data import DataValidationError, show_values, validate_judgment_counts
 from bayesjudge.engine import ConvergenceWarning, FitError
 from bayesjudge.estimators import check_alpha, lang_reiczigel_rates, wald_interval
-from bayesjudge.experiments.misclassification.result import (  # noqa: F401  (re-exported)
+from bayesjudge.experiments.misclassification.result import (
     COUNTS,
     DEFAULT_JUDGE,
     METHODS,

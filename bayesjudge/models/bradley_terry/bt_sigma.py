@@ -3,7 +3,7 @@
 Implements sections 3-4 of Qian, Sun, Gales & Knill (2026), "Who can we trust?
 LLM-as-a-jury for Comparative Assessment", arXiv:2602.16610: the Bradley-Terry
 model on hard outcomes or soft probabilities (eqs. 1-2, 11), the debiasing step
-eq. 3 (:func:`~bayesjudge.data.comparisons.symmetrize`, applied by default), and
+eq. 3 (:func:`~bayesjudge.data.symmetrization.symmetrize`, applied by default), and
 BT-sigma, one discriminator sigma_k per judge (eq. 13; per judge and aspect:
 BT-sigma-asp). Davidson's tie model with the same discriminators and a
 positional bias is :class:`~bayesjudge.models.bradley_terry.davidson_bt.DavidsonBT`.

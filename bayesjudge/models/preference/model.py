@@ -11,7 +11,7 @@ the noise-corrected alignment error E[(p - p*)^2] of a judge (section 2.2,
 appendix C.1's MSE without its noise floor) is in
 :mod:`~bayesjudge.models.preference.alignment`. :class:`TemperatureScaling`
 (post-hoc recalibration, section 4 baselines) lives in
-:mod:`~bayesjudge.models.preference.temperature` and is re-exported here.
+:mod:`~bayesjudge.models.preference.temperature`.
 """
 
 from __future__ import annotations
@@ -37,10 +37,9 @@ from bayesjudge.models.preference.posterior import (
     log_multinomial_coefficient,
     unique_rows,
 )
-from bayesjudge.models.preference.temperature import TemperatureScaling
 from bayesjudge.priors import Prior
 
-__all__ = ["PreferenceDistribution", "TemperatureScaling"]
+__all__ = ["PreferenceDistribution"]
 
 #: Above this many items the log-likelihood is stored per distinct count pattern
 #: (items x draws would not fit in memory); PSIS-LOO then leaves out a pattern group.
