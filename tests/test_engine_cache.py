@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -183,3 +184,15 @@ def test_the_size_bound_is_settable(monkeypatch, caplog):
         with caplog.at_level(logging.WARNING, logger=LOGGER):
             assert disk_cache.max_bytes() == disk_cache.DEFAULT_MAX_MB * 1e6
         assert "BAYESJUDGE_CACHE_MAX_MB" in caplog.records[-1].getMessage()
+
+
+def test_the_cache_key_hashes_every_module_that_builds_a_graph():
+    # the engine lives in bayesjudge/engine/, the models in bayesjudge/models/<family>/: a
+    # change to a model's graph must change the key (the hash once covered engine/ only)
+    package = Path(disk_cache.__file__).resolve().parents[1]
+    hashed = {str(p.relative_to(package)) for p in disk_cache.hashed_sources()}
+    for source in ("base.py", "priors.py", "engine/compiled.py", "models/davidson/aggregator.py",
+                   "models/bradley_terry/kernel.py", "models/misclassification/model.py",
+                   "models/preference/temperature.py", "data/comparisons.py"):
+        assert source in hashed, source
+    assert not any(s.startswith(("cli/", "experiments/", "datasets/")) for s in hashed)

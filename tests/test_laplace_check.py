@@ -167,3 +167,14 @@ def test_scaled_offsets_round_trip_and_gradient():
     eye = np.eye(3) * 1e-6
     num = [(tr.logp_grad(fn, y + e)[0] - tr.logp_grad(fn, y - e)[0]) / 2e-6 for e in eye]
     np.testing.assert_allclose(g, num, atol=1e-6)
+
+
+def test_the_flag_warning_points_at_the_users_line():
+    import pandas as pd
+
+    from bayesjudge.engine.laplace_check import warn_flagged
+
+    table = pd.DataFrame({"item": ["a", "b"], "laplace_ok": [False, True]})
+    with pytest.warns(UserWarning, match=r"laplace_ok=False\): \['a'\]") as record:
+        warn_flagged(table, ["item"])
+    assert record[0].filename == __file__  # not a file of the package (engine/ moved it once)

@@ -66,7 +66,8 @@ _log = logging.getLogger(__name__)
 
 #: Largest total size of a function's shared data (bytes) that is written to disk.
 MAX_DATA_BYTES = 2_000_000
-_PACKAGE = Path(__file__).resolve().parent
+#: The bayesjudge package (this module is in its engine/ subfolder): its model code is hashed.
+_PACKAGE = Path(__file__).resolve().parents[1]
 # Parts of the package that never build a model graph (left out of the source hash,
 # so editing a study or the CLI keeps the cache).
 _NO_GRAPHS = {"experiments", "cli", "datasets", "demo.py", "plots.py"}
@@ -93,12 +94,16 @@ def _environment_fingerprint() -> str:
     for part in (__version__, pymc.__version__, pytensor.__version__, numpy.__version__,
                  sys.version, platform.machine(), pytensor.config.floatX):
         h.update(str(part).encode())
-    for path in sorted(_PACKAGE.rglob("*.py")):
-        if path.relative_to(_PACKAGE).parts[0] in _NO_GRAPHS:
-            continue
+    for path in hashed_sources():
         h.update(str(path.relative_to(_PACKAGE)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()
+
+
+def hashed_sources() -> list[Path]:
+    """The package's source files that can build a model graph (their bytes key the cache)."""
+    return [path for path in sorted(_PACKAGE.rglob("*.py"))
+            if path.relative_to(_PACKAGE).parts[0] not in _NO_GRAPHS]
 
 
 def entry_name(key: Hashable, role: str) -> str | None:

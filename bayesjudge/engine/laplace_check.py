@@ -32,13 +32,13 @@ against NUTS's [2.14, 2.39]. Two remedies, in order:
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from scipy import linalg, sparse
+
+from bayesjudge.engine.messages import warn_user
 
 __all__ = ["LINE_T", "LINE_TOL", "MIN_ESS", "ImportanceResult", "ScaledOffsets",
            "importance_resample", "k_threshold", "laplace_attrs", "line_flags", "pareto_weights",
@@ -342,17 +342,13 @@ def read_flags(text: str | None, name: str, shape: tuple[int, ...]) -> np.ndarra
     return np.ones(shape, dtype=bool) if value is None else np.asarray(value, dtype=bool)
 
 
-_PACKAGE_DIR = str(Path(__file__).resolve().parent)
-
-
 def warn_flagged(table, label: list[str]):
     """Warn naming the rows of ``table`` whose ``laplace_ok`` is False; returns ``table``."""
     bad = table.loc[~table["laplace_ok"].to_numpy(bool), label]
     if len(bad):
         rows = [" / ".join(map(str, r)) for r in bad.itertuples(index=False)]
-        warnings.warn(
+        warn_user(
             f"{len(rows)} row(s) have Laplace intervals that the Gaussian approximation cannot "
             f"be trusted for (laplace_ok=False): {rows[:10]}{' ...' if len(rows) > 10 else ''}. "
-            f"Refit with method='nuts' for their intervals.", UserWarning,
-            skip_file_prefixes=(_PACKAGE_DIR,))
+            f"Refit with method='nuts' for their intervals.")
     return table

@@ -31,18 +31,14 @@ from bayesjudge.experiments.calibration.significance import (
     top_cluster,
 )
 from bayesjudge.experiments.jury import JuryStudy, jury_simulation_study
-from bayesjudge.experiments.misclassification.monte_carlo import (
+from bayesjudge.experiments.misclassification import (
+    MisclassificationStudy,
+    PandaLMMisclassificationStudy,
     distribution_shift_study,
     misclassification_monte_carlo,
-)
-from bayesjudge.experiments.misclassification.pandalm import (
-    PandaLMMisclassificationStudy,
+    misclassification_study,
     pandalm_misclassification_study,
     pandalm_misclassification_table,
-)
-from bayesjudge.experiments.misclassification.study import (
-    MisclassificationStudy,
-    misclassification_study,
 )
 from bayesjudge.experiments.runner import run_tasks, task_seeds
 
