@@ -4,6 +4,7 @@ ids that differ only by letter case within a column, or that match across two fi
 after stripping spaces / ignoring case, are warned about and never merged; the batch
 calibration baseline no longer depends on a hidden clipping constant for exact 0/1."""
 
+import io
 import warnings
 
 import numpy as np
@@ -62,6 +63,19 @@ def test_duplicated_column_names_are_refused_by_name(validate, table, column):
         validate(table)
     text = str(err.value)
     assert f"[{column!r}]" in text and "rename or drop" in text, text
+
+
+def test_a_repeated_header_name_renamed_by_read_csv_is_refused():
+    """pd.read_csv reads a header naming `judge` twice as `judge`, `judge.1`."""
+    table = pd.read_csv(io.StringIO("judge,left,right,outcome,judge\nj,a,b,left,k\n"
+                                    "j,b,a,tie,k\n"))
+    assert list(table.columns)[-1] == "judge.1"
+    with pytest.raises(DataValidationError, match=r"\['judge'\] more than once") as err:
+        validate_comparisons(table)
+    assert "judge.1" in str(err.value) and "df.drop(columns=['judge.1'])" in str(err.value)
+    # a column of that form is fine when the table does not read its base name
+    validate_votes(pd.DataFrame({"item": ["a"], "vote": [1], "note": ["x"], "note.1": ["y"]}))
+    validate_votes(pd.DataFrame({"item": ["a"], "vote": [1], "vote.x": ["y"]}))
 
 
 def test_duplicated_columns_are_refused_in_two_table_validation():
@@ -174,7 +188,7 @@ def test_ids_differing_only_by_spaces_get_the_spaces_warning_alone():
 # ------------------------------------------------------- ids across two files
 
 def test_near_matches_pairs_only_ids_without_an_exact_twin():
-    from bayesjudge.data.ids import near_matches  # (new in this change)
+    from bayesjudge.data.lookalikes import near_matches  # (new in this change)
 
     first = ["GPT-4", "x", " y", "z", "w"]
     second = ["gpt-4", "x", "y", "Y", "W", "w"]
@@ -203,6 +217,18 @@ def test_metrics_warns_about_ids_matching_only_loosely(tmp_path, capsys):
     # how many ids of each file are absent from the other is said once, in the notes
     assert "2 of 4 prediction rows have no labels" in captured.out
     assert "2 labelled items have no prediction row" in captured.out
+
+
+def test_case_twins_within_a_file_are_one_warning_line_each(tmp_path, capsys):
+    (tmp_path / "pred.csv").write_text("item,prob\nx,0.7\nX,0.3\ny,0.6\n")
+    (tmp_path / "labels.csv").write_text("item,label\nx,B\nX,A\ny,B\n")
+    assert main(["metrics", str(tmp_path / "pred.csv"), "--labels",
+                 str(tmp_path / "labels.csv"), "--boot", "100"]) == 0
+    warns = _lines(capsys.readouterr().err, "warning: ")
+    assert len(warns) == 2, warns  # each file once; the ids match exactly across files
+    assert all("differ only by letter case: ['X', 'x']" in w for w in warns), warns
+    assert any("judge outputs.item" in w for w in warns)
+    assert any("annotations.item" in w for w in warns)
 
 
 def test_aggregate_warns_before_the_missing_labelled_items_error(tmp_path, capsys):

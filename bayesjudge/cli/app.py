@@ -31,7 +31,7 @@ from bayesjudge.cli.rank import add_rank_parser
 from bayesjudge.cli.report import EPILOG_REPORT, run_report
 from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import DataValidationError
-from bayesjudge.data.ids import warn_near_matches
+from bayesjudge.data.lookalikes import warn_near_matches
 from bayesjudge.estimators import BoundaryWarning
 from bayesjudge.inference import (
     MIN_CHAINS,

@@ -41,7 +41,7 @@ from bayesjudge.cli.scoring import (
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, show_values
 from bayesjudge.data.annotations import AnnotationCounts
-from bayesjudge.data.ids import warn_near_matches
+from bayesjudge.data.lookalikes import warn_near_matches
 from bayesjudge.metrics.table import metric_table
 
 METHODS = ("temperature", "contextual", "batch")

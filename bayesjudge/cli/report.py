@@ -18,7 +18,7 @@ import pandas as pd
 from bayesjudge.cli.files import FILES_HELP, read_table
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, validate_misclassification
-from bayesjudge.data.ids import warn_near_matches
+from bayesjudge.data.lookalikes import warn_near_matches
 from bayesjudge.estimators import BoundaryWarning, lang_reiczigel_interval, wilson_interval
 from bayesjudge.models.misclassification import MisclassificationModel
 from bayesjudge.models.misclassification_hierarchical import HierarchicalMisclassificationModel

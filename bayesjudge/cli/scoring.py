@@ -28,7 +28,7 @@ from bayesjudge.data.annotations import (
     validate_annotations,
     validate_judge_outputs,
 )
-from bayesjudge.data.ids import warn_near_matches
+from bayesjudge.data.lookalikes import warn_near_matches
 from bayesjudge.metrics.table import metric_table
 
 MIN_BOOT = 100  # fewer resamples cannot place the tails of a 95% interval

@@ -16,7 +16,7 @@ numbers: they are compared exactly as given, so whoever reads a file should read
 them as strings (``bayesjudge`` on the command line does), or ``000`` becomes
 ``0`` and the distinct ids ``1.1`` and ``1.10`` merge. Ids that differ only by
 leading/trailing spaces or by letter case stay distinct, with a warning
-(:func:`warn_spaced_ids`, :func:`bayesjudge.data.ids.warn_case_ids`).
+(:func:`warn_spaced_ids`, :func:`bayesjudge.data.lookalikes.warn_case_ids`).
 Labels (outcomes, A/B/tie) are not ids: they ignore letter case and surrounding
 spaces (:func:`label_key`).
 
@@ -159,12 +159,10 @@ def require_frame(df, name: str, columns: Iterable[str]) -> pd.DataFrame:
             f"{name} must be a pandas DataFrame, got {type(df).__name__}; "
             f"build one with pd.DataFrame({{...}}) or pd.read_csv(...)."
         )
-    if not df.columns.is_unique:  # df[col] would be a table, failing far from here
-        dup = show_values(pd.unique(df.columns[df.columns.duplicated()]))
-        raise DataValidationError(
-            f"{name} has column(s) {dup} more than once ({list(df.columns)}), so which one "
-            f"to read is ambiguous. Fix: rename or drop the duplicates (pandas: "
-            f"df.loc[:, ~df.columns.duplicated()] keeps the first of each).")
+    from bayesjudge.data.lookalikes import check_repeated_columns, warn_case_ids  # (imports us)
+
+    columns = list(columns)
+    check_repeated_columns(df, name, columns)
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise DataValidationError(
@@ -175,8 +173,6 @@ def require_frame(df, name: str, columns: Iterable[str]) -> pd.DataFrame:
         raise DataValidationError(f"{name} is empty: it needs at least one row.")
     check_header_rows(df, name)
     warn_spaced_ids(df, name)
-    from bayesjudge.data.ids import warn_case_ids  # here: ids.py builds on this module
-
     warn_case_ids(df, name)
     return df
 

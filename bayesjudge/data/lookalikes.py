@@ -1,9 +1,11 @@
-"""Ids that look alike: letter case within a table, spaces and case across two tables.
+"""Names that look alike: a column named twice; ids differing by letter case within a
+table, or by spaces and case across two tables.
 
-Ids are user data, compared exactly as written (:mod:`bayesjudge.data.schema`):
-``"GPT-4"`` and ``"gpt-4"`` are two items, and nothing here merges, re-types or drops
-an id. These checks only warn, naming a few examples and the fix, where the exact
-comparison probably is not what the user meant:
+:func:`check_repeated_columns` refuses a table that names a column twice (which of the
+two to read is ambiguous). Ids are user data, compared exactly as written
+(:mod:`bayesjudge.data.schema`): ``"GPT-4"`` and ``"gpt-4"`` are two items, and nothing
+here merges, re-types or drops an id. The id checks only warn, naming a few examples
+and the fix, where the exact comparison probably is not what the user meant:
 
 * :func:`warn_case_ids` -- ids of one id column (``left`` and ``right`` together)
   that differ only by letter case (possibly with surrounding spaces as well; ids that
@@ -21,12 +23,37 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bayesjudge.data.schema import ID_COLUMNS, show_values
+from bayesjudge.data.schema import ID_COLUMNS, DataValidationError, show_values
 
-__all__ = ["id_key", "near_matches", "warn_case_ids", "warn_near_matches"]
+__all__ = ["check_repeated_columns", "id_key", "near_matches", "warn_case_ids",
+           "warn_near_matches"]
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 _SHOWN = 3  # sets / pairs shown in a warning
+
+
+def check_repeated_columns(df: pd.DataFrame, name: str, columns: list[str]) -> None:
+    """Raise a DataValidationError if ``df`` names a column twice.
+
+    Two columns of one name make ``df[col]`` a table, which fails far from here. A
+    repeated header read by ``pd.read_csv`` comes out as ``judge`` and ``judge.1``, the
+    second silently ignored: that is refused too for the columns a table reads (the
+    required ``columns`` and the id columns).
+    """
+    read = ({*columns} | set(ID_COLUMNS)) & set(df.columns)
+    renamed = [c for c in df.columns if isinstance(c, str) and c.rpartition(".")[0] in read
+               and c.rpartition(".")[2].isdigit()]
+    twice = [*pd.unique(df.columns[df.columns.duplicated()]),
+             *dict.fromkeys(c.rpartition(".")[0] for c in renamed)]
+    if not twice:
+        return
+    how = (f"pd.read_csv renamed the repeats {show_values(renamed)}; pandas: "
+           f"df.drop(columns={renamed!r}) keeps the first" if renamed else
+           "pandas: df.loc[:, ~df.columns.duplicated()] keeps the first of each")
+    raise DataValidationError(
+        f"{name} has column(s) {show_values(twice)} more than once (columns "
+        f"{list(df.columns)}), so which one to read is ambiguous. Fix: rename or drop the "
+        f"duplicates ({how}).")
 
 
 def id_key(value):
