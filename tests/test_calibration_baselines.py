@@ -102,9 +102,9 @@ def test_correctors_reject_degenerate_fits_and_unfitted_use():
         BatchCalibration().transform([0.5])
     with pytest.raises(DataValidationError, match="space"):
         BatchCalibration(space="logits").fit([0.5])
-    # hard verdicts are fine in logit space (clipped, documented)
-    out = BatchCalibration(space="logit").fit_transform([0.0, 1.0, 1.0])
-    assert np.all((out >= 0) & (out <= 1))
+    # exact 0/1 have no finite logit: logit space refuses them (no clipping constant)
+    with pytest.raises(DataValidationError, match="exact 0/1"):
+        BatchCalibration(space="logit").fit([0.0, 1.0, 1.0])
 
 
 def test_correctors_are_vectorised_on_a_million_predictions():

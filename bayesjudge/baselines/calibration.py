@@ -27,7 +27,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from bayesjudge.data import DataValidationError, check_unit_interval
+from bayesjudge.data import DataValidationError, check_unit_interval, show_values
 
 __all__ = ["BatchCalibration", "ContextualCalibration"]
 
@@ -118,8 +118,21 @@ class BatchCalibration:
     :math:`b = \\frac1B\\sum_i \\mathrm{logit}\\, p_i`, and
     :math:`\\hat p = \\sigma(\\mathrm{logit}\\, p - b)`, which makes the corrected
     logits average exactly 0 and recovers an additive logit bias exactly when the
-    true logits average 0. Probabilities are clipped to [1e-6, 1 - 1e-6] before
-    the logit in this mode (hard 0/1 verdicts would be infinite).
+    true logits average 0.
+
+    Certainties (outputs of exactly 0 or 1, as a log-probability judge prints when the
+    other verdict underflows). In probability space they enter the batch mean as they
+    are. In logit space their logit is infinite, so the batch mean logit is undefined:
+    ``fit`` refuses them, naming how many and the fixes, rather than clipping them to a
+    constant (which would decide b: one exact 1 among 100 outputs shifts it by
+    logit(1 - c) / 100, 0.09 at c = 1e-4 and 0.28 at c = 1e-12). Dropping them is no
+    remedy the class could apply silently: it selects outputs on their value, so the
+    mean logit of the rest understates a bias that also shows in the certainties. A
+    judge whose certainties should be calibrated fits
+    :class:`~bayesjudge.TemperatureScaling` on labels (each certainty its own
+    category, see its model card). ``transform`` needs no constant in either space: a
+    shift of an infinite logit leaves it infinite, so an exact 0 or 1 stays 0 or 1
+    (as :math:`\\mathbf W \\mathbf p` keeps it, and as contextual calibration does).
 
     The paper estimates the bias on the whole test set; ``fit`` takes that batch
     and ``transform`` applies it (``fit_transform`` does both on one batch).
@@ -143,8 +156,6 @@ class BatchCalibration:
     (0.7, [0.5])
     """
 
-    _CLIP = 1e-6
-
     def __init__(self, space: Literal["probability", "logit"] = "probability") -> None:
         self.space = space
 
@@ -157,12 +168,22 @@ class BatchCalibration:
                 raise DataValidationError(
                     f"every prob in the batch is {bias:g}: the batch mean must lie strictly "
                     f"between 0 and 1 to divide by it. Calibrate on a batch where the judge "
-                    f"prefers both A and B (or use space='logit')."
+                    f"prefers both A and B."
                 )
             shift = float(np.log(bias) - np.log1p(-bias))
         elif self.space == "logit":
-            q = np.clip(p, self._CLIP, 1.0 - self._CLIP)
-            bias = shift = float(np.mean(np.log(q) - np.log1p(-q)))
+            certain = (p == 0.0) | (p == 1.0)
+            if certain.any():
+                raise DataValidationError(
+                    f"prob has {int(certain.sum())} exact 0/1 output(s) of {p.size} (e.g. at "
+                    f"positions {show_values(np.flatnonzero(certain))}): their logit is "
+                    f"infinite, so the batch mean logit (space='logit') is undefined. Fix: "
+                    f"use space='probability' (the paper's batch calibration, defined with "
+                    f"exact 0/1), or pass the judge's unrounded probabilities; to shift by "
+                    f"the mean logit of the other outputs alone, drop the 0/1 yourself "
+                    f"(prob[(prob > 0) & (prob < 1)]; this understates a bias that the "
+                    f"certainties also show).")
+            bias = shift = float(np.mean(np.log(p) - np.log1p(-p)))
         else:
             raise DataValidationError(
                 f"space must be 'probability' or 'logit', got {self.space!r}."
@@ -175,9 +196,8 @@ class BatchCalibration:
         if not hasattr(self, "logit_shift_"):
             raise _not_fitted(self)
         p = _probabilities(prob, "prob")
-        if self.space == "logit":
-            p = np.clip(p, self._CLIP, 1.0 - self._CLIP)
-        # exp(-shift) = (1 - pbar)/pbar: the ratio of the diagonal weights 1/pbar : 1/(1-pbar)
+        # exp(-shift) = (1 - pbar)/pbar: the ratio of the diagonal weights 1/pbar : 1/(1-pbar);
+        # exact in both spaces, certainties included (0 and 1 are fixed points of the map)
         return _reweight(p, 1.0, float(np.exp(-self.logit_shift_)))
 
     def fit_transform(self, prob: ArrayLike) -> NDArray[np.float64]:

@@ -31,6 +31,7 @@ from bayesjudge.cli.rank import add_rank_parser
 from bayesjudge.cli.report import EPILOG_REPORT, run_report
 from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import DataValidationError
+from bayesjudge.data.lookalikes import warn_near_matches
 from bayesjudge.engine import (
     MIN_CHAINS,
     MIN_DRAWS,
@@ -136,6 +137,8 @@ def _check_demo(args: argparse.Namespace) -> None:
 def _cmd_aggregate(args: argparse.Namespace) -> int:
     votes = read_table(args.votes, "votes")
     labels = read_table(args.calibration, "calibration")
+    if "item" in votes.columns and "item" in labels.columns:  # (else validation says so)
+        warn_near_matches(votes["item"], "votes.item", labels["item"], "calibration.item")
     model = DavidsonAggregator(tie=args.tie, alpha=args.alpha, kappa=args.kappa,
                                random_seed=args.seed)
     model.fit(votes, labels, method=args.method, draws=args.draws, tune=args.tune,

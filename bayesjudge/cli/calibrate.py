@@ -41,6 +41,7 @@ from bayesjudge.cli.scoring import (
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, show_values
 from bayesjudge.data.annotations import AnnotationCounts
+from bayesjudge.data.lookalikes import warn_near_matches
 from bayesjudge.metrics.table import metric_table
 
 METHODS = ("temperature", "contextual", "batch")
@@ -197,6 +198,7 @@ def _probes(args: argparse.Namespace, judges: list) -> dict:
                                   f"(columns: {list(probes.columns)}).")
     if "judge" not in probes.columns or judges == [None]:
         return dict.fromkeys(judges, probes["prob"].to_numpy())
+    warn_near_matches(judges, "predictions.judge", probes["judge"], "probes.judge")
     missing = [j for j in judges if j not in set(probes["judge"])]
     if missing:
         raise DataValidationError(

@@ -18,6 +18,7 @@ import pandas as pd
 from bayesjudge.cli.files import FILES_HELP, read_table
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, validate_misclassification
+from bayesjudge.data.lookalikes import warn_near_matches
 from bayesjudge.estimators import BoundaryWarning, lang_reiczigel_interval, wilson_interval
 from bayesjudge.models.misclassification.hierarchical import HierarchicalMisclassificationModel
 from bayesjudge.models.misclassification.model import MisclassificationModel
@@ -232,6 +233,12 @@ def run_report(args: argparse.Namespace) -> int:
     """``bayesjudge report`` once its arguments are checked."""
     judgments = read_table(args.judgments, "judgments")
     calibration = read_table(args.calibration, "calibration")
+    for col, fix in (("system", "write each system the same way in both files"),
+                     ("item", "if they are the same item, remove it from one file (test and "
+                      "calibration items must differ, or its judge label counts twice)")):
+        if col in judgments.columns and col in calibration.columns:
+            warn_near_matches(judgments[col], f"judgments.{col}", calibration[col],
+                              f"calibration.{col}", fix=fix)
     table = report_table(judgments, calibration, method=args.method, by_system=args.by == "system",
                          level=args.level, draws=args.draws, tune=args.tune, chains=args.chains,
                          seed=args.seed, cores=args.cores, progressbar=sys.stderr.isatty())

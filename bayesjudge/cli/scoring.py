@@ -28,6 +28,7 @@ from bayesjudge.data.annotations import (
     validate_annotations,
     validate_judge_outputs,
 )
+from bayesjudge.data.lookalikes import warn_near_matches
 from bayesjudge.metrics.table import metric_table
 
 MIN_BOOT = 100  # fewer resamples cannot place the tails of a 95% interval
@@ -98,6 +99,7 @@ def read_predictions(path: str) -> pd.DataFrame:
 
 
 def labelled_rows(pred: pd.DataFrame, counts: AnnotationCounts, labels_path: str) -> np.ndarray:
+    warn_near_matches(pred["item"], "predictions.item", counts.items, "labels.item")
     has = pred["item"].isin(counts.items).to_numpy()
     if not has.any():
         raise DataValidationError(

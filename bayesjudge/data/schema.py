@@ -15,7 +15,8 @@ Id columns (:data:`ID_COLUMNS`: ``item``, ``system``, ...) are labels, not
 numbers: they are compared exactly as given, so whoever reads a file should read
 them as strings (``bayesjudge`` on the command line does), or ``000`` becomes
 ``0`` and the distinct ids ``1.1`` and ``1.10`` merge. Ids that differ only by
-leading/trailing spaces stay distinct, with a warning (:func:`warn_spaced_ids`).
+leading/trailing spaces or by letter case stay distinct, with a warning
+(:func:`warn_spaced_ids`, :func:`bayesjudge.data.lookalikes.warn_case_ids`).
 Labels (outcomes, A/B/tie) are not ids: they ignore letter case and surrounding
 spaces (:func:`label_key`).
 
@@ -148,12 +149,20 @@ def check_unit_interval(values, name: str, fix: str) -> np.ndarray:
 
 
 def require_frame(df, name: str, columns: Iterable[str]) -> pd.DataFrame:
-    """Check that ``df`` is a non-empty DataFrame holding ``columns``."""
+    """Check that ``df`` is a non-empty DataFrame holding ``columns``, each column name once.
+
+    The one entry point of every table's validation: it also names a repeated header
+    line and warns about ids that differ only by spaces or letter case.
+    """
     if not isinstance(df, pd.DataFrame):
         raise DataValidationError(
             f"{name} must be a pandas DataFrame, got {type(df).__name__}; "
             f"build one with pd.DataFrame({{...}}) or pd.read_csv(...)."
         )
+    from bayesjudge.data.lookalikes import check_repeated_columns, warn_case_ids  # (imports us)
+
+    columns = list(columns)
+    check_repeated_columns(df, name, columns)
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise DataValidationError(
@@ -162,9 +171,9 @@ def require_frame(df, name: str, columns: Iterable[str]) -> pd.DataFrame:
         )
     if len(df) == 0:
         raise DataValidationError(f"{name} is empty: it needs at least one row.")
-    if df.columns.is_unique:  # (a repeated column name is the caller's to report)
-        check_header_rows(df, name)
-        warn_spaced_ids(df, name)
+    check_header_rows(df, name)
+    warn_spaced_ids(df, name)
+    warn_case_ids(df, name)
     return df
 
 
