@@ -31,6 +31,7 @@ import xarray as xr
 from pymc.pytensorf import join_nonshared_inputs
 
 from bayesjudge import engine_cache, hessian, laplace_check, laplace_grid, optim, samplers
+from bayesjudge.laplace_inla import integrate_latent
 from bayesjudge.samplers import (  # noqa: F401  (re-exported)
     MIN_CHAINS,
     MIN_DRAWS,
@@ -355,7 +356,8 @@ class Engine:
         the Gaussian is then taken in :class:`bayesjudge.laplace_check.ScaledOffsets`
         coordinates. Importance-resampled by :func:`bayesjudge.laplace_check.importance_resample`
         when its Pareto k allows (``fit.importance``); with ``reparam``, where it does not,
-        log scale integrated on a grid (:func:`bayesjudge.laplace_grid.integrate_scale`);
+        log scale integrated on a grid (:func:`bayesjudge.laplace_grid.integrate_scale`); then
+        the blocks integrated out per value of the globals (INLA: :mod:`bayesjudge.laplace_inla`);
         else the Gaussian draws, with ``fit.laplace_ok``.
         """
         if fit.laplace_x is None:
@@ -386,6 +388,10 @@ class Engine:
         if not imp.resampled and reparam is not None:  # a funnel in the scale: integrate it
             imp, to_x = laplace_grid.integrate_scale(self._logp_dlogp_jac, fit.laplace_x, fit.cov,
                                                      reparam, blocks, rng, n_draws) or (imp, to_x)
+        if not imp.resampled and blocks is not None:  # hyperparameters off the joint mode: INLA
+            fy = self._logp_dlogp_jac if to_x is None else (
+                lambda y: laplace_check.ScaledOffsets(*reparam).logp_grad(self._logp_dlogp_jac, y))
+            imp = integrate_latent(fy, centre, cov, blocks, rng, n_draws) or imp
         constrain = self._constrain if to_x is None else (lambda v: self._constrain(to_x(v)))
         fit.importance, fit.laplace_ok = imp, None
         if not imp.resampled:

@@ -186,6 +186,9 @@ class ImportanceResult:
         The defensive-mixture step ran.
     grid : int
         Grid points of log scale integrated over (:mod:`bayesjudge.laplace_grid`; 0: none).
+    inla : int
+        Gradient calls spent integrating the latent coordinates out at each hyperparameter
+        vector (:mod:`bayesjudge.laplace_inla`; 0: not used).
     """
 
     draws: np.ndarray = field(repr=False)
@@ -194,6 +197,7 @@ class ImportanceResult:
     resampled: bool
     adapted: bool = False
     grid: int = 0
+    inla: int = 0
 
 
 def importance_resample(
@@ -329,6 +333,8 @@ def laplace_attrs(fit) -> dict:
     imp = fit.importance
     how = ", importance-resampled (PSIS)" if imp.resampled else ""
     how += f", integrated over a {imp.grid}-point grid of the log scale" if imp.grid else ""
+    how += ", latent coordinates integrated out at each hyperparameter vector (INLA)" \
+        if imp.inla else ""
     flags = {k: np.asarray(v, dtype=bool).tolist() for k, v in (fit.laplace_ok or {}).items()}
     return {"inference": f"laplace approximation (unconstrained space){how}, not NUTS",
             "pareto_k": imp.pareto_k, "laplace_ok": json.dumps(flags)}

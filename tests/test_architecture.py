@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "bayesjudge"
 LAYERS = {
     "constants": 0, "priors": 0, "data": 0, "inference": 0, "structures": 0,
     "persistence": 0, "hessian": 0, "laplace_check": 0, "laplace_grid": 0, "optim": 0,
-    "diagnostics": 0,
+    "diagnostics": 0, "laplace_inla": 0,
     "samplers": 0, "engine_cache": 0, "interrupts": 0,
     "base": 1, "comparison": 1,
     "estimators": 2, "metrics": 2, "baselines": 2, "rewards": 2,
