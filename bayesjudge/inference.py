@@ -368,7 +368,7 @@ class Engine:
                 "approximation exists (a flat direction in the likelihood); refit "
                 "with priors=None or method='nuts'."
             )
-        centre, cov, chol, to_x = fit.laplace_x, fit.cov, fit.chol, None
+        centre, cov, chol, to_x, off = fit.laplace_x, fit.cov, fit.chol, None, None
         logp = lambda v: float(self._logp_dlogp_jac(v)[0])  # noqa: E731
         rng = np.random.default_rng(random_seed)
         centred = self._centred_laplace(fit, reparam, blocks) if reparam is not None else None
@@ -391,12 +391,13 @@ class Engine:
         if not imp.resampled and blocks is not None:  # hyperparameters off the joint mode: INLA
             fy = self._logp_dlogp_jac if to_x is None else (
                 lambda y: laplace_check.ScaledOffsets(*reparam).logp_grad(self._logp_dlogp_jac, y))
-            imp = integrate_latent(fy, centre, cov, blocks, rng, n_draws) or imp
+            inla = integrate_latent(fy, centre, cov, blocks, rng, n_draws)
+            imp, off = (inla, None) if inla and inla.resampled else (imp, inla and inla.off_mode)
         constrain = self._constrain if to_x is None else (lambda v: self._constrain(to_x(v)))
         fit.importance, fit.laplace_ok = imp, None
         if not imp.resampled:
             fit.laplace_ok = laplace_check.line_flags(logp, constrain, centre, cov,
-                                                      self.param_names)
+                                                      self.param_names, off)
         rows = [constrain(xi) for xi in imp.draws]
         return {
             name: np.stack([r[i] for r in rows])[None] for i, name in enumerate(self.param_names)

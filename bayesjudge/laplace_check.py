@@ -189,6 +189,9 @@ class ImportanceResult:
     inla : int
         Gradient calls spent integrating the latent coordinates out at each hyperparameter
         vector (:mod:`bayesjudge.laplace_inla`; 0: not used).
+    off_mode : ndarray or None
+        Coordinates whose Laplace approximation that integration found off the posterior
+        (bool mask; :func:`line_flags` flags every scalar computed from them).
     """
 
     draws: np.ndarray = field(repr=False)
@@ -198,6 +201,7 @@ class ImportanceResult:
     adapted: bool = False
     grid: int = 0
     inla: int = 0
+    off_mode: np.ndarray | None = field(default=None, repr=False)
 
 
 def importance_resample(
@@ -266,9 +270,10 @@ def importance_resample(
 
 def line_flags(
     logp: Callable[[np.ndarray], float], constrain: Callable[[np.ndarray], list],
-    centre: np.ndarray, cov: np.ndarray, names: list[str],
+    centre: np.ndarray, cov: np.ndarray, names: list[str], off: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """``laplace_ok`` per scalar of every constrained quantity, by the line check.
+    """``laplace_ok`` per scalar of every constrained quantity, by the line check (and False
+    for every scalar computed from a coordinate of the bool mask ``off``).
 
     The gradient ``a`` of each scalar at ``centre`` comes from central differences of
     ``constrain`` (2 d calls, kept sparse); each scalar then costs two calls of ``logp``.
@@ -320,6 +325,8 @@ def line_flags(
     unit = np.flatnonzero((counts == 1) & np.isclose(scale, 1.0))
     coord_ok = np.ones(d, dtype=bool)
     coord_ok[depends.indices[depends.indptr[unit]]] = ok[unit]
+    if off is not None:  # a shift no line through the centre shows (bayesjudge.laplace_inla)
+        coord_ok &= ~np.asarray(off, dtype=bool)
     ok &= np.asarray(depends[:, ~coord_ok].sum(axis=1)).ravel() == 0
     out, start = {}, 0
     for name, value, size in zip(names, base, sizes):

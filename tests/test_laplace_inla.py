@@ -21,7 +21,7 @@ from scipy import stats
 from stochastic import FALSE_ALARM
 
 from bayesjudge import hessian, optim
-from bayesjudge.laplace_check import importance_resample
+from bayesjudge.laplace_check import importance_resample, line_flags
 from bayesjudge.laplace_inla import integrate_latent
 
 G, M, R = 20, 15, 4
@@ -106,3 +106,16 @@ def test_no_hyperparameters_or_no_latent_blocks_gives_none():
     assert integrate_latent(_logp_dlogp, centre, cov, np.full(N + 2, -1), rng, 100) is None
     assert integrate_latent(_logp_dlogp, centre, cov, np.zeros(N + 2, dtype=int), rng,
                             100) is None
+
+
+def test_line_flags_flag_every_scalar_computed_from_an_off_coordinate():
+    # a standard normal in 3 coordinates passes the line check everywhere; a coordinate
+    # the INLA stage found off the posterior (off mask) flags what is computed from it
+    logp = lambda v: -0.5 * v @ v  # noqa: E731
+    constrain = lambda v: [v[:2].copy(), np.array([v[1] + v[2]])]  # noqa: E731
+    names = ["a", "b"]
+    plain = line_flags(logp, constrain, np.zeros(3), np.eye(3), names)
+    assert plain["a"].all() and plain["b"].all()
+    off = np.array([False, False, True])
+    flags = line_flags(logp, constrain, np.zeros(3), np.eye(3), names, off)
+    assert flags["a"].tolist() == [True, True] and flags["b"].tolist() == [False]

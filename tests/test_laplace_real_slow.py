@@ -15,7 +15,7 @@ PandaLM's judges agree (discriminator spread tau near 0, a funnel): before the g
 over log tau (:mod:`bayesjudge.laplace_grid`) all five were flagged, their intervals
 at IoU 0.47-0.49 with NUTS 4 x 1000.
 
-Measured (this test's fits, raw IoU with NUTS 2 x 500; ~75 s for all five with the
+Measured (this test's fits, raw IoU with NUTS 2 x 500; 30-75 s for all five with the
 compiled functions cached on disk):
 
     data (rows)              model                             flagged  min IoU (unflagged)
@@ -32,10 +32,10 @@ SummEval (four simulated judges, 2,400 comparisons each): the posterior of the f
 sigma sits away from the joint mode (150 skills whose spread scales with the
 discriminators); the joint Gaussian's importance resampling (k 2.2) and the spread grid
 fail, and the skills are integrated out at each discriminator vector
-(:mod:`bayesjudge.laplace_inla`; Pareto k 0.42-0.56, ESS 410-540 of 4,000 proposals over
-3 seeds). Discriminators MAP -> NUTS: sharp [0.326, 0.387] / [0.326, 0.391] (IoU 0.94),
-fair [0.621, 0.746] / [0.619, 0.758] (0.90), noisy [1.41, 1.80] / [1.39, 1.83] (0.89),
-random-ish [2.17, 3.04] / [2.22, 3.07] (0.91); before: sharp [0.21, 0.30], fair
+(:mod:`bayesjudge.laplace_inla`; Pareto k 0.53-0.58, ESS 400-510 of 4,000 proposals over
+3 seeds). Discriminators MAP -> NUTS: sharp [0.325, 0.387] / [0.326, 0.391] (IoU 0.92),
+fair [0.623, 0.747] / [0.619, 0.758] (0.89), noisy [1.42, 1.80] / [1.39, 1.83] (0.87),
+random-ish [2.22, 3.09] / [2.22, 3.07] (0.98); before: sharp [0.21, 0.30], fair
 [0.44, 0.63], random-ish [3.0, 7.9], all flagged.
 """
 
