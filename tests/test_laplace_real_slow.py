@@ -15,7 +15,7 @@ PandaLM's judges agree (discriminator spread tau near 0, a funnel): before the g
 over log tau (:mod:`bayesjudge.engine.laplace_grid`) all five were flagged, their intervals
 at IoU 0.47-0.49 with NUTS 4 x 1000.
 
-Measured (this test's fits, raw IoU with NUTS 2 x 500; ~40 s for all five with the
+Measured (this test's fits, raw IoU with NUTS 2 x 500; 30-75 s for all five with the
 compiled functions cached on disk):
 
     data (rows)              model                             flagged  min IoU (unflagged)
@@ -24,16 +24,19 @@ compiled functions cached on disk):
     llmfao (73)              BTSigma hard                      0        0.81
     pandalm jury (20)        DavidsonBT disc+per_judge+pos     0        0.90 (before: 5 judges
                                                                         flagged, IoU 0.47-0.49)
-    summeval jury (164)      BTSigma soft, 10 articles         3        0.34 (0.54 within MC)
+    summeval jury (164)      BTSigma soft, 10 articles         0        0.83 (before: 3 judges
+                                                                        flagged, IoU 0.00-0.03;
+                                                                        0.34 unflagged)
 
-SummEval is an expected failure: the discriminators of three of the four simulated judges
-(2,400 comparisons each) are flagged, rightly -- MAP's sharp [0.21, 0.30], fair
-[0.44, 0.63], random-ish [3.0, 7.9] against NUTS's [0.33, 0.39], [0.62, 0.76],
-[2.2, 3.1] (IoU 0.00-0.03; NUTS 4 x 1000, R-hat 1.006, no divergences: sharp 0.356 sd
-0.017, random-ish 2.60 sd 0.21; importance resampling k 2.2, the spread grid's draws fail
-too). The posterior of the four log sigma sits away from the joint mode (150 skills whose
-spread scales with them): integrating the skills out at each discriminator vector
-(INLA over all four, not only the spread) is the remedy not yet built (issue 18, point 3).
+SummEval (four simulated judges, 2,400 comparisons each): the posterior of the four log
+sigma sits away from the joint mode (150 skills whose spread scales with the
+discriminators); the joint Gaussian's importance resampling (k 2.2) and the spread grid
+fail, and the skills are integrated out at each discriminator vector
+(:mod:`bayesjudge.engine.laplace_inla`; Pareto k 0.53-0.58, ESS 400-510 of 4,000 proposals over
+3 seeds). Discriminators MAP -> NUTS: sharp [0.325, 0.387] / [0.326, 0.391] (IoU 0.92),
+fair [0.623, 0.747] / [0.619, 0.758] (0.89), noisy [1.42, 1.80] / [1.39, 1.83] (0.87),
+random-ish [2.22, 3.09] / [2.22, 3.07] (0.98); before: sharp [0.21, 0.30], fair
+[0.44, 0.63], random-ish [3.0, 7.9], all flagged.
 """
 
 from __future__ import annotations
@@ -82,8 +85,6 @@ CASES = {
     "pandalm": (lambda: pandalm_jury(unparsable="drop"), lambda: DavidsonBT(**FULL, random_seed=1)),
     "summeval": (_summeval, lambda: BTSigma(random_seed=1)),
 }
-XFAIL = {"summeval": "MAP discriminators of the busy simulated SummEval judges are flagged "
-                     "(IoU 0.00-0.03 with NUTS): the approximation is not right there yet"}
 
 
 def _iou(a, b, c, d):
@@ -124,9 +125,7 @@ def _compare(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=XFAIL[n])) if n in XFAIL else n
-    for n in CASES])
+@pytest.mark.parametrize("name", list(CASES))
 def test_unflagged_map_intervals_overlap_nuts(name):
     table, judges, nuts, iou_mc, iou = _compare(name)
     assert nuts["r_hat"].max() < 1.05, "the NUTS reference itself has not converged"

@@ -24,13 +24,17 @@ from bayesjudge.data.judgments import (  # noqa: F401  (re-exports)
     validate_judgments,
     validate_misclassification,
 )
+from bayesjudge.data.messages import (  # noqa: F401  (re-exports)
+    ID_COLUMNS,
+    LINE_INDEX,
+    DataValidationError,
+    show_rows,
+    show_values,
+)
 from bayesjudge.data.schema import (  # noqa: F401  (re-exports)
     BINARY,
     COUNT_COLUMNS,
-    ID_COLUMNS,
-    LINE_INDEX,
     TERNARY,
-    DataValidationError,
     Labels,
     VoteCounts,
     align_calibration,
@@ -41,8 +45,6 @@ from bayesjudge.data.schema import (  # noqa: F401  (re-exports)
     check_unit_interval,
     label_key,
     require_frame,
-    show_rows,
-    show_values,
     validate_labels,
     validate_votes,
     warn_spaced_ids,

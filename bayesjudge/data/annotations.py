@@ -26,14 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bayesjudge.data.schema import (
-    DataValidationError,
-    check_no_missing,
-    label_key,
-    require_frame,
-    show_rows,
-    show_values,
-)
+from bayesjudge.data.messages import DataValidationError, show_rows, show_values
+from bayesjudge.data.schema import check_no_missing, label_key, require_frame
 
 __all__ = [
     "OUTCOME_LABELS",

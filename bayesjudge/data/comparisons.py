@@ -31,13 +31,8 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from bayesjudge.data.schema import (
-    DataValidationError,
-    label_key,
-    require_frame,
-    show_rows,
-    show_values,
-)
+from bayesjudge.data.messages import DataValidationError, show_rows, show_values
+from bayesjudge.data.schema import label_key, require_frame
 
 __all__ = ["COMPARISON_OUTCOMES", "Comparisons", "validate_comparisons"]
 

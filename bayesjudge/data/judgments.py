@@ -28,14 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bayesjudge.data.schema import (
-    BINARY,
-    DataValidationError,
-    check_integer_values,
-    require_frame,
-    show_rows,
-    show_values,
-)
+from bayesjudge.data.messages import DataValidationError, show_rows, show_values
+from bayesjudge.data.schema import BINARY, check_integer_values, require_frame
 
 SINGLE_SYSTEM = "all"
 """System label used when the tables have no ``system`` column."""

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bayesjudge.data.schema import ID_COLUMNS, DataValidationError, show_values
+from bayesjudge.data.messages import ID_COLUMNS, DataValidationError, show_values
 
 __all__ = ["check_repeated_columns", "id_key", "near_matches", "warn_case_ids",
            "warn_near_matches"]

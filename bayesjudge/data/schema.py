@@ -36,26 +36,23 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge.constants import CI_PROB
+from bayesjudge.data.lookalikes import check_repeated_columns, warn_case_ids
+from bayesjudge.data.messages import (
+    ID_COLUMNS,
+    DataValidationError,
+    show_rows,
+    show_values,
+)
 
 COUNT_COLUMNS = ("n_pos", "n_tie", "n_neg")
 TERNARY = (-1, 0, 1)
 BINARY = (0, 1)
-ID_COLUMNS = ("item", "system", "judge", "annotator", "context", "left", "right", "aspect")
-"""Columns that hold identifiers: read them from files as strings, exactly as written."""
-LINE_INDEX = "line"
-"""Index name of a table read from a file (``bayesjudge`` on the command line): its labels
-are the file's line numbers (the header is line 1), and error messages then name rows by
-their file line (:func:`show_rows`); any other index is named by its labels ("row 3")."""
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 
 _MEANING = {
     TERNARY: "ternary: +1 = first/A better, -1 = second/B better, 0 = tie",
     BINARY: "binary: 1 = 'correct' / a win, 0 = not",
 }
-
-
-class DataValidationError(ValueError):
-    """Raised when a user table does not follow the documented schema."""
 
 
 @dataclass(frozen=True)
@@ -108,21 +105,6 @@ class Labels:
         return Labels(self.items[positions], self.values[positions])
 
 
-def show_values(values: Iterable, k: int = 5) -> str:
-    """The first ``k`` values for an error message, e.g. ``[1, 2, 3] ... (8 in all)``."""
-    values = [v.item() if isinstance(v, np.generic) else v for v in values]
-    head = ", ".join(repr(v) for v in values[:k])
-    more = f" ... ({len(values)} in all)" if len(values) > k else ""
-    return f"[{head}{more}]"
-
-
-def show_rows(index, k: int = 5) -> str:
-    """Where rows are, for an error message: ``file lines [4, 9]`` for a table read from
-    a file (index named :data:`LINE_INDEX`), else ``rows [0, 7]`` (the index labels)."""
-    what = "file lines" if getattr(index, "name", None) == LINE_INDEX else "rows"
-    return f"{what} {show_values(index, k)}"
-
-
 def label_key(value):
     """A label as the key of its vocabulary: text stripped and lower-cased.
 
@@ -159,7 +141,6 @@ def require_frame(df, name: str, columns: Iterable[str]) -> pd.DataFrame:
             f"{name} must be a pandas DataFrame, got {type(df).__name__}; "
             f"build one with pd.DataFrame({{...}}) or pd.read_csv(...)."
         )
-    from bayesjudge.data.lookalikes import check_repeated_columns, warn_case_ids  # (imports us)
 
     columns = list(columns)
     check_repeated_columns(df, name, columns)

@@ -9,8 +9,9 @@ Modules, from the bottom up (each imports only those above it):
 * :mod:`~bayesjudge.engine.optim` -- MAP: L-BFGS-B, damped Newton for tiny models;
 * :mod:`~bayesjudge.engine.hessian` -- (block-sparse) Hessians, Cholesky factors, draws;
 * :mod:`~bayesjudge.engine.laplace_check`, :mod:`~bayesjudge.engine.laplace_grid`,
-  :mod:`~bayesjudge.engine.laplace` -- the Laplace approximation, its importance
-  resampling and per-scalar trust flags, and the grid over a hierarchical scale;
+  :mod:`~bayesjudge.engine.laplace_inla`, :mod:`~bayesjudge.engine.laplace` -- the Laplace
+  approximation, its importance resampling and per-scalar trust flags, the grid over a
+  hierarchical scale and the latent blocks integrated out per value of the globals (INLA);
 * :mod:`~bayesjudge.engine.nuts_settings` -- what draws, tune, chains, cores, sampler may be;
 * :mod:`~bayesjudge.engine.samplers` -- the NUTS routes (nutpie on numba or on the
   compiled C functions, PyMC, numpyro / blackjax);

@@ -22,6 +22,7 @@ import numpy as np
 
 from bayesjudge.engine import hessian, laplace_check, laplace_grid, optim
 from bayesjudge.engine.density import Density
+from bayesjudge.engine.laplace_inla import integrate_latent
 from bayesjudge.engine.messages import FitError
 
 __all__ = ["MAPResult", "laplace", "laplace_cov", "laplace_draws"]
@@ -120,8 +121,9 @@ def laplace_draws(
     coordinates. Importance-resampled by
     :func:`bayesjudge.engine.laplace_check.importance_resample` when its Pareto k allows
     (``fit.importance``); with ``reparam``, where it does not, log scale integrated on a
-    grid (:func:`bayesjudge.engine.laplace_grid.integrate_scale`); else the Gaussian
-    draws, with ``fit.laplace_ok``.
+    grid (:func:`bayesjudge.engine.laplace_grid.integrate_scale`); then, with ``blocks``,
+    the latent blocks integrated out per value of the global coordinates (INLA:
+    :mod:`bayesjudge.engine.laplace_inla`); else the Gaussian draws, with ``fit.laplace_ok``.
     """
     if fit.laplace_x is None:
         laplace(fit, density, blocks)
@@ -132,7 +134,7 @@ def laplace_draws(
             "with priors=None or method='nuts'."
         )
     logp_jac, constrain_x = density.logp_jac, density.constrain
-    centre, cov, chol, to_x = fit.laplace_x, fit.cov, fit.chol, None
+    centre, cov, chol, to_x, off = fit.laplace_x, fit.cov, fit.chol, None, None
     logp = lambda v: float(logp_jac(v)[0])  # noqa: E731
     rng = np.random.default_rng(random_seed)
     centred = _centred_laplace(fit, logp_jac, reparam, blocks) if reparam is not None else None
@@ -152,11 +154,16 @@ def laplace_draws(
     if not imp.resampled and reparam is not None:  # a funnel in the scale: integrate it
         imp, to_x = laplace_grid.integrate_scale(logp_jac, fit.laplace_x, fit.cov,
                                                  reparam, blocks, rng, n_draws) or (imp, to_x)
+    if not imp.resampled and blocks is not None:  # hyperparameters off the joint mode: INLA
+        fy = logp_jac if to_x is None else (
+            lambda y: laplace_check.ScaledOffsets(*reparam).logp_grad(logp_jac, y))
+        inla = integrate_latent(fy, centre, cov, blocks, rng, n_draws)
+        imp, off = (inla, None) if inla and inla.resampled else (imp, inla and inla.off_mode)
     constrain = constrain_x if to_x is None else (lambda v: constrain_x(to_x(v)))
     fit.importance, fit.laplace_ok = imp, None
     if not imp.resampled:
         fit.laplace_ok = laplace_check.line_flags(logp, constrain, centre, cov,
-                                                  density.param_names)
+                                                  density.param_names, off)
     rows = [constrain(xi) for xi in imp.draws]
     return {
         name: np.stack([r[i] for r in rows])[None]

@@ -186,6 +186,12 @@ class ImportanceResult:
         The defensive-mixture step ran.
     grid : int
         Grid points of log scale integrated over (:mod:`bayesjudge.engine.laplace_grid`; 0: none).
+    inla : int
+        Gradient calls spent integrating the latent coordinates out at each hyperparameter
+        vector (:mod:`bayesjudge.engine.laplace_inla`; 0: not used).
+    off_mode : ndarray or None
+        Coordinates whose Laplace approximation that integration found off the posterior
+        (bool mask; :func:`line_flags` flags every scalar computed from them).
     """
 
     draws: np.ndarray = field(repr=False)
@@ -194,6 +200,8 @@ class ImportanceResult:
     resampled: bool
     adapted: bool = False
     grid: int = 0
+    inla: int = 0
+    off_mode: np.ndarray | None = field(default=None, repr=False)
 
 
 def importance_resample(
@@ -262,9 +270,10 @@ def importance_resample(
 
 def line_flags(
     logp: Callable[[np.ndarray], float], constrain: Callable[[np.ndarray], list],
-    centre: np.ndarray, cov: np.ndarray, names: list[str],
+    centre: np.ndarray, cov: np.ndarray, names: list[str], off: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """``laplace_ok`` per scalar of every constrained quantity, by the line check.
+    """``laplace_ok`` per scalar of every constrained quantity, by the line check (and False
+    for every scalar computed from a coordinate of the bool mask ``off``).
 
     The gradient ``a`` of each scalar at ``centre`` comes from central differences of
     ``constrain`` (2 d calls, kept sparse); each scalar then costs two calls of ``logp``.
@@ -316,6 +325,8 @@ def line_flags(
     unit = np.flatnonzero((counts == 1) & np.isclose(scale, 1.0))
     coord_ok = np.ones(d, dtype=bool)
     coord_ok[depends.indices[depends.indptr[unit]]] = ok[unit]
+    if off is not None:  # a shift no line through the centre shows (bayesjudge.engine.laplace_inla)
+        coord_ok &= ~np.asarray(off, dtype=bool)
     ok &= np.asarray(depends[:, ~coord_ok].sum(axis=1)).ravel() == 0
     out, start = {}, 0
     for name, value, size in zip(names, base, sizes):
@@ -329,6 +340,8 @@ def laplace_attrs(fit) -> dict:
     imp = fit.importance
     how = ", importance-resampled (PSIS)" if imp.resampled else ""
     how += f", integrated over a {imp.grid}-point grid of the log scale" if imp.grid else ""
+    how += ", latent coordinates integrated out at each hyperparameter vector (INLA)" \
+        if imp.inla else ""
     flags = {k: np.asarray(v, dtype=bool).tolist() for k, v in (fit.laplace_ok or {}).items()}
     return {"inference": f"laplace approximation (unconstrained space){how}, not NUTS",
             "pareto_k": imp.pareto_k, "laplace_ok": json.dumps(flags)}

@@ -20,7 +20,8 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from bayesjudge.data import DataValidationError, check_no_missing, require_frame, show_values
-from bayesjudge.data.schema import label_key, show_rows
+from bayesjudge.data.messages import show_rows
+from bayesjudge.data.schema import label_key
 
 __all__ = [
     "OUTCOME_PROBS",

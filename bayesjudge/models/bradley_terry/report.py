@@ -17,7 +17,7 @@ import pandas as pd
 
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, check_ci_prob, require_frame, show_values
-from bayesjudge.data.schema import show_rows
+from bayesjudge.data.messages import show_rows
 from bayesjudge.engine.laplace_check import warn_flagged
 from bayesjudge.models.bradley_terry.core import (
     SkillLayout,

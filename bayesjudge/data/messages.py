@@ -1,0 +1,39 @@
+"""How the data layer names what is wrong: its error class, the id columns, values and rows.
+
+The lowest module of :mod:`bayesjudge.data` (the validators of :mod:`~bayesjudge.data.schema`
+and the look-alike checks of :mod:`~bayesjudge.data.lookalikes` both use it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+__all__ = ["ID_COLUMNS", "LINE_INDEX", "DataValidationError", "show_rows", "show_values"]
+
+ID_COLUMNS = ("item", "system", "judge", "annotator", "context", "left", "right", "aspect")
+"""Columns that hold identifiers: read them from files as strings, exactly as written."""
+LINE_INDEX = "line"
+"""Index name of a table read from a file (``bayesjudge`` on the command line): its labels
+are the file's line numbers (the header is line 1), and error messages then name rows by
+their file line (:func:`show_rows`); any other index is named by its labels ("row 3")."""
+
+
+class DataValidationError(ValueError):
+    """Raised when a user table does not follow the documented schema."""
+
+
+def show_values(values: Iterable, k: int = 5) -> str:
+    """The first ``k`` values for an error message, e.g. ``[1, 2, 3] ... (8 in all)``."""
+    values = [v.item() if isinstance(v, np.generic) else v for v in values]
+    head = ", ".join(repr(v) for v in values[:k])
+    more = f" ... ({len(values)} in all)" if len(values) > k else ""
+    return f"[{head}{more}]"
+
+
+def show_rows(index, k: int = 5) -> str:
+    """Where rows are, for an error message: ``file lines [4, 9]`` for a table read from
+    a file (index named :data:`LINE_INDEX`), else ``rows [0, 7]`` (the index labels)."""
+    what = "file lines" if getattr(index, "name", None) == LINE_INDEX else "rows"
+    return f"{what} {show_values(index, k)}"
