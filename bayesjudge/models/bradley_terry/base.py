@@ -38,6 +38,7 @@ from bayesjudge.data.comparisons import (
     validate_comparisons,
 )
 from bayesjudge.data.symmetrization import symmetrize
+from bayesjudge.models.bradley_terry.centring import centred_for_nuts
 from bayesjudge.models.bradley_terry.core import (
     MAX_LL_UNITS,
     SkillLayout,
@@ -83,8 +84,16 @@ class PairwiseModel(PairwiseReports, BayesianModel):
 
     def _centred(self) -> bool:
         """Centred discriminator hierarchy (NUTS fits with a spread prior; see _discriminator)."""
+        return self._nuts_hierarchy() and getattr(self, "_nuts_centred", True)
+
+    def _nuts_hierarchy(self) -> bool:
         return (self._has_discriminators() and self._fitting_method == "nuts"
                 and not self._is_flat("discriminator_spread"))
+
+    @property
+    def _sampler_defaults(self) -> dict[str, Any]:
+        """Non-centred discriminators: target_accept 0.9 (PandaLM: 5-7 divergences at 0.8, 0)."""
+        return {"target_accept": 0.9} if self._nuts_hierarchy() and not self._centred() else {}
 
     def _structure_key(self, fd: FitData) -> tuple:
         return (*super()._structure_key(fd), self._centred())
@@ -139,6 +148,9 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         if comps.aspects is not None:
             coords["aspect"] = comps.aspects.to_numpy()
         self._layout_state = layout_state(comps, layout)
+        # NUTS: centred or non-centred discriminators by a pilot MAP fit (centring.py)
+        self._nuts_centred = (self._nuts_hierarchy() and len(comps.judges) > 1
+                              and centred_for_nuts(self, comparisons))
         return FitData(
             data=data, coords=coords,
             observed={"comparison": (("obs",), pool_units(self._observed(comps))),
@@ -300,7 +312,8 @@ class PairwiseModel(PairwiseReports, BayesianModel):
                              dims=dims)
             return sigma
         # MAP: non-centred, log sigma = tau z (z = discriminator_offset). NUTS: centred,
-        # log sigma ~ ZeroSumNormal(tau) (discriminator_offset = tau z, the same prior).
+        # log sigma ~ ZeroSumNormal(tau) (discriminator_offset = tau z, the same prior),
+        # unless the judges agree within their noise (centring.py: PandaLM's funnel).
         # The centred form's joint mode collapses to tau = 0, sigma = 1 on small juries
         # (useless for MAP and its Laplace approximation), while with data as strong as
         # SummEval's (8 judges, 96,000 cells) the non-centred posterior is a curved ridge

@@ -144,7 +144,10 @@ class BTSigma(PairwiseModel):
     the MAP is the maximum-likelihood estimate of eq. 13 under the constraints
     above. NUTS samples the same prior in its centred form (log sigma ~
     ZeroSumNormal(tau); ``discriminator_offset`` is then tau z), which has no
-    divergent ridge when the data pin the sigmas down; MAP keeps the non-centred
+    divergent ridge when the data pin the sigmas down, unless a pilot MAP fit shows
+    the judges' spread within 3 standard errors of their log sigma (agreeing judges:
+    a funnel at tau -> 0), where it stays non-centred at target_accept 0.9
+    (:mod:`~bayesjudge.models.bradley_terry.centring`); MAP keeps the non-centred
     form, whose mode does not collapse to tau = 0 on small juries.
 
     Parameters

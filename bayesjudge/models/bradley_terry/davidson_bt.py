@@ -56,6 +56,10 @@ class DavidsonBT(PairwiseModel):
     model-based alternative to eq. 3); a soft table is read as the outcomes of
     the thresholded p'.
 
+    Under NUTS the discriminators are sampled centred or non-centred by the data
+    (as :class:`~bayesjudge.models.bradley_terry.bt_sigma.BTSigma`'s): PandaLM's
+    agreeing jury is sampled non-centred at target_accept 0.9.
+
     A judge who called every comparison a tie has no finite discriminator
     (``discriminators=True``) or tie parameter (``tie="per_judge"``) in the data
     alone; under the default priors it takes them from the prior, with a
