@@ -8,10 +8,12 @@ warnings print one line ``warning: ...`` with advice the command line can act on
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import math
 import os
 import re
+import signal
 import sys
 import traceback
 import warnings
@@ -330,8 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``bayesjudge`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
     0 success, 2 user error (bad argument, output path or input file, invalid
-    table), 1 a failed fit or an internal error, 130 interrupted. Errors print one
-    line on stderr; ``--debug`` re-raises them with their traceback.
+    table), 1 a failed fit or an internal error, 130 interrupted (after which further
+    Ctrl-Cs are ignored: the command is exiting). Errors print one line on stderr;
+    ``--debug`` re-raises them with their traceback.
     """
     try:
         args = build_parser().parse_args(argv)
@@ -375,6 +378,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {text}{_advice(type(exc), text, args)}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:
+            # a second KeyboardInterrupt while exiting (a late or repeated Ctrl-C; seen once
+            # under heavy load) would escape main and end the process by SIGINT instead of
+            # 130: the user has been heard, so further Ctrl-Cs are ignored from here
+            with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
             print("error: interrupted", file=sys.stderr)
             return 130
         except BrokenPipeError:  # the reader (e.g. `| head`) stopped reading: not an error
