@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from lookalike_ids import comparisons, lookalike_cases
 from scipy.special import expit, logit
 
 from bayesjudge.baselines import BatchCalibration
@@ -104,42 +105,11 @@ def test_duplicated_column_in_a_file_is_one_line_exit_2(tmp_path, capsys, comman
 
 # ------------------------------------------------------------ ids differing by case
 
-def _comparisons(**cols) -> pd.DataFrame:
-    base = {"context": ["c", "c", "d", "d"], "aspect": ["s", "s", "s", "s"],
-            "judge": ["k", "k", "k", "k"], "left": ["a", "b", "a", "b"],
-            "right": ["b", "a", "b", "a"], "outcome": ["left", "right", "tie", "left"]}
-    return pd.DataFrame({**base, **cols})
-
-
-# (validator, table, the column named in the warning, the ids that collide)
-CASED = [
-    (validate_votes, pd.DataFrame({"item": ["GPT-4", "gpt-4", "y"], "vote": [1, -1, 0]}),
-     "votes.item", ["GPT-4", "gpt-4"]),
-    (validate_labels, pd.DataFrame({"item": ["x", "X"], "label": [1, 0]}),
-     "labels.item", ["x", "X"]),
-    (lambda t: validate_judgments(t, by_system=True),
-     pd.DataFrame({"item": ["i", "j"], "judge_label": [1, 0], "system": ["GPT", "gpt"]}),
-     "judgments.system", ["GPT", "gpt"]),
-    (validate_calibration,
-     pd.DataFrame({"item": ["q7", "Q7"], "judge_label": [1, 0], "human_label": [1, 0]}),
-     "calibration.item", ["q7", "Q7"]),
-    (validate_annotations,
-     pd.DataFrame({"item": ["i", "i"], "annotator": ["Ann", "ann"], "label": ["A", "B"]}),
-     "annotations.annotator", ["Ann", "ann"]),
-    (validate_judge_outputs,
-     pd.DataFrame({"item": ["i", "i"], "judge": ["K", "k"], "prob": [0.2, 0.7]}),
-     "judge outputs.judge", ["K", "k"]),
-    (validate_comparisons, _comparisons(judge=["k", "K", "k", "k"]), "comparisons.judge",
-     ["k", "K"]),
-    # left and right hold one set of items; case and spaces may differ together
-    (validate_comparisons, _comparisons(left=["Mistral-Large", "b", "a", "b"],
-                                        right=["b", " mistral-large", "b", "a"]),
-     "comparisons.left/right", ["Mistral-Large", " mistral-large"]),
-    (validate_comparisons, _comparisons(context=["c", "c", "C", "C"]), "comparisons.context",
-     ["c", "C"]),
-    (validate_comparisons, _comparisons(aspect=["s", "s", "S", "S"]), "comparisons.aspect",
-     ["s", "S"]),
-]
+# another letter case; in left/right with surrounding spaces as well
+CASED = [*lookalike_cases(str.upper),
+         (validate_comparisons, comparisons(left=["Mistral-Large", "b", "a", "b"],
+                                            right=["b", " mistral-large", "b", "a"]),
+          "comparisons.left/right", ["Mistral-Large", " mistral-large"])]
 
 
 @pytest.mark.parametrize("validate, table, column, ids", CASED, ids=[s[2] for s in CASED])

@@ -10,17 +10,14 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from lookalike_ids import comparisons, lookalike_cases
 
 from bayesjudge import DavidsonBT
 from bayesjudge.cli import main
 from bayesjudge.data import (
     DataValidationError,
     validate_annotations,
-    validate_calibration,
     validate_comparisons,
-    validate_judge_outputs,
-    validate_judgments,
-    validate_labels,
     validate_votes,
 )
 from bayesjudge.datasets import SUMMEVAL_ASPECTS, load_summeval
@@ -38,41 +35,8 @@ def _one_error_line(err: str) -> str:
 
 # ------------------------------------------------------------ ids differing by spaces
 
-def _comparisons(**cols) -> pd.DataFrame:
-    base = {"context": ["c", "c", "d", "d"], "aspect": ["s", "s", "s", "s"],
-            "judge": ["k", "k", "k", "k"], "left": ["a", "b", "a", "b"],
-            "right": ["b", "a", "b", "a"], "outcome": ["left", "right", "tie", "left"]}
-    return pd.DataFrame({**base, **cols})
-
-
-# (validator, table, the column named in the warning, the ids that collide)
-SPACED = [
-    (validate_votes, pd.DataFrame({"item": ["x", " x ", "y"], "vote": [1, -1, 0]}),
-     "votes.item", ["x", " x "]),
-    (validate_labels, pd.DataFrame({"item": ["x", "x "], "label": [1, 0]}),
-     "labels.item", ["x", "x "]),
-    (lambda t: validate_judgments(t, by_system=True),
-     pd.DataFrame({"item": ["i", "j"], "judge_label": [1, 0], "system": ["gpt", "gpt "]}),
-     "judgments.system", ["gpt", "gpt "]),
-    (validate_calibration,
-     pd.DataFrame({"item": ["7", " 7"], "judge_label": [1, 0], "human_label": [1, 0]}),
-     "calibration.item", ["7", " 7"]),
-    (validate_annotations,
-     pd.DataFrame({"item": ["i", "i"], "annotator": ["ann", "ann\t"], "label": ["A", "B"]}),
-     "annotations.annotator", ["ann", "ann\t"]),
-    (validate_judge_outputs,
-     pd.DataFrame({"item": ["i", "i"], "judge": ["k", " k"], "prob": [0.2, 0.7]}),
-     "judge outputs.judge", ["k", " k"]),
-    (validate_comparisons, _comparisons(judge=["k", "k ", "k", "k"]), "comparisons.judge",
-     ["k", "k "]),
-    (validate_comparisons, _comparisons(left=["mistral-large", "b", "a", "b"],
-                                        right=["b", " mistral-large ", "b", "a"]),
-     "comparisons.left/right", ["mistral-large", " mistral-large "]),
-    (validate_comparisons, _comparisons(context=["c", "c", " c", " c"]), "comparisons.context",
-     ["c", " c"]),
-    (validate_comparisons, _comparisons(aspect=["s", "s", "s ", "s "]), "comparisons.aspect",
-     ["s", "s "]),
-]
+# leading / trailing spaces of every kind
+SPACED = lookalike_cases(lambda x: f" {x}\t")
 
 
 @pytest.mark.parametrize("validate, table, column, ids", SPACED,
@@ -99,7 +63,7 @@ def test_ids_differing_only_by_spaces_warn_and_stay_distinct(validate, table, co
 def test_spaced_ids_without_a_twin_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        comps = validate_comparisons(_comparisons(left=[" a", "b", " a", "b"],
+        comps = validate_comparisons(comparisons(left=[" a", "b", " a", "b"],
                                                   right=["b", " a", "b", " a"]))
     assert list(comps.items) == [" a", "b"]
 
@@ -142,14 +106,14 @@ def test_repeated_header_in_a_loaded_file_is_named(tmp_path):
 # ----------------------------------------------------------- labels ignore case
 
 def test_outcome_labels_ignore_case_and_spaces():
-    mixed = _comparisons(outcome=["Left", " RIGHT", "TIE ", "lEfT"])
-    plain = _comparisons(outcome=["left", "right", "tie", "left"])
+    mixed = comparisons(outcome=["Left", " RIGHT", "TIE ", "lEfT"])
+    plain = comparisons(outcome=["left", "right", "tie", "left"])
     a, b = validate_comparisons(mixed), validate_comparisons(plain)
     np.testing.assert_array_equal(a.outcomes, b.outcomes)
     np.testing.assert_array_equal(a.prob_sum, b.prob_sum)
     np.testing.assert_array_equal(comparison_probs(mixed), [1.0, 0.0, 0.5, 1.0])
     with pytest.raises(DataValidationError, match=r"found \['win'\] at rows \[1\]"):
-        validate_comparisons(_comparisons(outcome=["left", "win", "tie", "left"]))
+        validate_comparisons(comparisons(outcome=["left", "win", "tie", "left"]))
 
 
 def test_preference_labels_ignore_case_and_spaces():
