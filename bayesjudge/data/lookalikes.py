@@ -25,7 +25,7 @@ import pandas as pd
 
 from bayesjudge.data.messages import ID_COLUMNS, DataValidationError, show_values
 
-__all__ = ["check_repeated_columns", "id_key", "near_matches", "warn_case_ids",
+__all__ = ["check_repeated_columns", "distinct_ids", "id_key", "near_matches", "warn_case_ids",
            "warn_near_matches"]
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
@@ -71,22 +71,37 @@ def _text_ids(values) -> pd.Series:
     return pd.Series([v for v in ids if isinstance(v, str)], dtype=object)
 
 
-def warn_case_ids(df: pd.DataFrame, name: str) -> None:
+def distinct_ids(df: pd.DataFrame) -> dict[str, pd.Series]:
+    """The distinct text ids of each id column, ``left`` and ``right`` together.
+
+    Keys are the column names joined by ``/`` (``"left/right"``, ``"judge"``, ...);
+    numeric columns are left out (numbers have no spaces or letter case). Computed once
+    per table and shared by :func:`~bayesjudge.data.schema.warn_spaced_ids` and
+    :func:`warn_case_ids`: ``pd.unique`` over a million-row column is their whole cost.
+    """
+    groups = [[c for c in ("left", "right") if c in df.columns]]
+    groups += [[c] for c in ID_COLUMNS if c not in ("left", "right") and c in df.columns]
+    out = {}
+    for cols in filter(None, groups):
+        if all(pd.api.types.is_numeric_dtype(df[c]) for c in cols):
+            continue
+        out["/".join(cols)] = _text_ids(np.concatenate(
+            [np.asarray(pd.unique(df[c]), dtype=object) for c in cols]))
+    return out
+
+
+def warn_case_ids(df: pd.DataFrame, name: str,
+                  ids: dict[str, pd.Series] | None = None) -> None:
     """Warn when ids of a column differ only by letter case (``"GPT-4"`` vs ``"gpt-4"``).
 
     Checked per id column (:data:`~bayesjudge.data.schema.ID_COLUMNS`), ``left`` and
     ``right`` together (one set of items). Sets that differ only by leading/trailing
     spaces are left to :func:`~bayesjudge.data.schema.warn_spaced_ids`; a set that
     differs by case (with or without spaces as well) is reported here. The ids are
-    not changed: they stay different ids.
+    not changed: they stay different ids. ``ids``: :func:`distinct_ids` of ``df``, if
+    already computed.
     """
-    groups = [[c for c in ("left", "right") if c in df.columns]]
-    groups += [[c] for c in ID_COLUMNS if c not in ("left", "right") and c in df.columns]
-    for cols in filter(None, groups):
-        if all(pd.api.types.is_numeric_dtype(df[c]) for c in cols):
-            continue  # numbers have no letter case
-        values = _text_ids(np.concatenate([np.asarray(pd.unique(df[c]), dtype=object)
-                                           for c in cols]))
+    for cols, values in (distinct_ids(df) if ids is None else ids).items():
         if values.empty:
             continue
         key = values.str.strip().str.casefold()
@@ -101,7 +116,7 @@ def warn_case_ids(df: pd.DataFrame, name: str) -> None:
             continue
         shown = "; ".join(show_values(s) for s in sets[:_SHOWN]) + (
             f" ... ({len(sets)} sets in all)" if len(sets) > _SHOWN else "")
-        where = f"{name}.{'/'.join(cols)}"
+        where = f"{name}.{cols}"
         also = "" if all(v == v.strip() for s in sets for v in s) else " (and spaces)"
         warnings.warn(
             f"{where} has ids that differ only by letter case{also}: {shown}. They are kept as "

@@ -36,9 +36,8 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge.constants import CI_PROB
-from bayesjudge.data.lookalikes import check_repeated_columns, warn_case_ids
+from bayesjudge.data.lookalikes import check_repeated_columns, distinct_ids, warn_case_ids
 from bayesjudge.data.messages import (
-    ID_COLUMNS,
     DataValidationError,
     show_rows,
     show_values,
@@ -153,8 +152,9 @@ def require_frame(df, name: str, columns: Iterable[str]) -> pd.DataFrame:
     if len(df) == 0:
         raise DataValidationError(f"{name} is empty: it needs at least one row.")
     check_header_rows(df, name)
-    warn_spaced_ids(df, name)
-    warn_case_ids(df, name)
+    ids = distinct_ids(df)  # once for both checks
+    warn_spaced_ids(df, name, ids)
+    warn_case_ids(df, name, ids)
     return df
 
 
@@ -176,22 +176,17 @@ def check_header_rows(df: pd.DataFrame, name: str) -> None:
         f"the column names {names}. Fix: delete that line (files joined with their headers?).")
 
 
-def warn_spaced_ids(df: pd.DataFrame, name: str) -> None:
+def warn_spaced_ids(df: pd.DataFrame, name: str,
+                    ids: dict[str, pd.Series] | None = None) -> None:
     """Warn when ids of a column differ only by leading/trailing spaces.
 
     Ids are compared exactly as written, so ``" mistral-large "`` and
     ``"mistral-large"`` are two items: never merged silently, but the user hears of it.
     ``left`` and ``right`` hold one set of ids and are checked together. The ids are
-    not changed.
+    not changed. ``ids``: :func:`~bayesjudge.data.lookalikes.distinct_ids` of ``df``, if
+    already computed.
     """
-    groups = [[c for c in ("left", "right") if c in df.columns]]
-    groups += [[c] for c in ID_COLUMNS if c not in ("left", "right") and c in df.columns]
-    for cols in filter(None, groups):
-        if all(pd.api.types.is_numeric_dtype(df[c]) for c in cols):
-            continue  # numbers have no spaces
-        ids = pd.unique(np.concatenate([np.asarray(pd.unique(df[c]), dtype=object)
-                                        for c in cols]))
-        values = pd.Series([v for v in ids if isinstance(v, str)], dtype=object)
+    for cols, values in (distinct_ids(df) if ids is None else ids).items():
         if values.empty:
             continue
         stripped = values.str.strip()
@@ -203,7 +198,7 @@ def warn_spaced_ids(df: pd.DataFrame, name: str) -> None:
         sets = [show_values(sorted(v)) for _, v in values[clash].groupby(stripped[clash],
                                                                        sort=False)]
         shown = "; ".join(sets[:3]) + (f" ... ({len(sets)} sets in all)" if len(sets) > 3 else "")
-        where = f"{name}.{'/'.join(cols)}"
+        where = f"{name}.{cols}"
         warnings.warn(
             f"{where} has ids that differ only by leading/trailing spaces: {shown}. They are "
             f"kept as different ids (ids are compared exactly as written). If they name the "
