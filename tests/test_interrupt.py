@@ -89,3 +89,26 @@ def test_ctrl_c_during_a_cli_fit_exits_130_and_writes_nothing(tmp_path):
         "error: interrupted"], err
     assert not out_file.exists() and not judges.exists()
     assert out == ""
+
+
+def test_the_command_ends_130_after_ctrl_c_whatever_python_remembers(monkeypatch):
+    # CPython kills a process by SIGINT at exit (status -2) when a KeyboardInterrupt was
+    # raised inside code run through the C API (nutpie's bindings), even if main caught it:
+    # seen under heavy load. run() therefore ends an interrupted command by os._exit(130).
+    from bayesjudge.cli import app
+
+    class Exited(Exception):
+        pass
+
+    def record(how):
+        def stop(status):
+            raise Exited(how, status)
+        return stop
+
+    monkeypatch.setattr(app.os, "_exit", record("os._exit"))
+    monkeypatch.setattr(app.sys, "exit", record("sys.exit"))
+    for status, how in ((130, "os._exit"), (2, "sys.exit"), (0, "sys.exit")):
+        monkeypatch.setattr(app, "main", lambda status=status: status)
+        with pytest.raises(Exited) as ended:
+            app.run()
+        assert ended.value.args == (how, status)

@@ -33,8 +33,8 @@ metrics follow Li, Li, Huang et al. (2025), Judging with Confidence: Calibrating
 Autoraters to Preference Distributions, arXiv:2510.00263.
 """
 
-from bayesjudge.cli.app import build_parser, main
+from bayesjudge.cli.app import build_parser, main, run
 from bayesjudge.cli.files import UsageError, read_table
 from bayesjudge.cli.report import report_table
 
-__all__ = ["UsageError", "build_parser", "main", "read_table", "report_table"]
+__all__ = ["UsageError", "build_parser", "main", "read_table", "report_table", "run"]

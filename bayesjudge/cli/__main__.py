@@ -1,8 +1,6 @@
 """``python -m bayesjudge.cli``: the same as ``python -m bayesjudge``."""
 
-import sys
-
-from bayesjudge.cli import main
+from bayesjudge.cli import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -13,7 +13,6 @@ import logging
 import math
 import os
 import re
-import signal
 import sys
 import traceback
 import warnings
@@ -328,13 +327,31 @@ class _WarningPrinter:
             print(f"warning: {text}", file=sys.stderr)
 
 
+def run() -> None:
+    """The ``bayesjudge`` command: :func:`main` on ``sys.argv``, exiting with its status.
+
+    After Ctrl-C (status 130) the process ends by ``os._exit(130)``: when the
+    KeyboardInterrupt was raised inside Python code that a sampler runs through the C API
+    (nutpie's PyO3 bindings), CPython remembers it as unhandled even though :func:`main`
+    caught it, and at exit kills the process by SIGINT (status -2, seen under heavy load)
+    instead of exiting 130.
+    """
+    status = main()
+    if status == 130:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # a closed pipe: nothing left to say
+                stream.flush()
+        os._exit(130)
+    sys.exit(status)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``bayesjudge`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
     0 success, 2 user error (bad argument, output path or input file, invalid
-    table), 1 a failed fit or an internal error, 130 interrupted (after which further
-    Ctrl-Cs are ignored: the command is exiting). Errors print one line on stderr;
-    ``--debug`` re-raises them with their traceback.
+    table), 1 a failed fit or an internal error, 130 interrupted. Errors print one
+    line on stderr; ``--debug`` re-raises them with their traceback. The command itself
+    runs :func:`run`.
     """
     try:
         args = build_parser().parse_args(argv)
@@ -378,11 +395,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {text}{_advice(type(exc), text, args)}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:
-            # a second KeyboardInterrupt while exiting (a late or repeated Ctrl-C; seen once
-            # under heavy load) would escape main and end the process by SIGINT instead of
-            # 130: the user has been heard, so further Ctrl-Cs are ignored from here
-            with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
             print("error: interrupted", file=sys.stderr)
             return 130
         except BrokenPipeError:  # the reader (e.g. `| head`) stopped reading: not an error
