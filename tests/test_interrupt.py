@@ -112,3 +112,46 @@ def test_the_command_ends_130_after_ctrl_c_whatever_python_remembers(monkeypatch
         with pytest.raises(Exited) as ended:
             app.run()
         assert ended.value.args == (how, status)
+
+
+CALLBACK = """
+import os, signal, sys, time
+import llvmlite.binding as llvm
+from bayesjudge.engine import interrupts
+
+llvm.initialize_native_target()
+llvm.initialize_native_asmprinter()
+
+def notify(module, buffer):  # LLVM (C) calls Python back here, as while numba compiles
+    os.kill(os.getpid(), signal.SIGINT)
+    end = time.time() + 0.2
+    while time.time() < end:  # the handler runs here, inside the ctypes callback
+        pass
+
+def busy(seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        pass
+
+try:
+    with interrupts.remembered() as flag:
+        machine = llvm.Target.from_default_triple().create_target_machine()
+        module = llvm.parse_assembly("define i32 @f(i32 %x) {\\n  ret i32 %x\\n}")
+        engine = llvm.create_mcjit_compiler(module, machine)
+        engine.set_object_cache(notify, lambda module: None)
+        engine.finalize_object()
+        busy(5.0)
+    print("no interrupt", flush=True)
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", flush=True)
+"""
+
+
+def test_ctrl_c_inside_a_compilers_callback_is_delivered_after_it():
+    # Generic-CPU CI: a SIGINT landing while numba (llvmlite) called Python back from C
+    # was raised inside the ctypes callback, printed as "Exception ignored ..." and lost.
+    # The handler now delivers it again once the callback has returned.
+    proc = subprocess.run([sys.executable, "-c", CALLBACK], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.stdout.strip() == "KeyboardInterrupt", (proc.stdout, proc.stderr)
+    assert "Exception ignored" not in proc.stderr, proc.stderr

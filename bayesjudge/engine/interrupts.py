@@ -11,6 +11,7 @@ whatever a sampler swallowed.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 
@@ -50,7 +51,20 @@ def remembered():
         yield flag
         return
 
+    resend: list[threading.Timer] = []
+
     def handler(signum, frame):
+        if _in_foreign_callback(frame):
+            # Raised here the interrupt would be printed as "Exception ignored on calling
+            # ctypes callback function" and dropped (llvmlite calls Python back from C
+            # while numba compiles). Remember it and deliver it again a moment later,
+            # when Python code of ours or of the sampler runs.
+            flag.set()
+            timer = threading.Timer(RESEND_DELAY, os.kill, (os.getpid(), signum))
+            timer.daemon = True
+            resend.append(timer)
+            timer.start()
+            return
         try:
             previous(signum, frame)
         except KeyboardInterrupt:
@@ -62,3 +76,24 @@ def remembered():
         yield flag
     finally:
         signal.signal(signal.SIGINT, previous)
+        for timer in resend:
+            timer.cancel()
+
+
+#: Seconds before a SIGINT that arrived inside a foreign callback is sent again.
+RESEND_DELAY = 0.05
+#: Packages that call Python back from C through ctypes, where a raised exception is lost.
+_FOREIGN_CALLERS = (f"{os.sep}llvmlite{os.sep}",)
+
+
+def _in_foreign_callback(frame, depth: int = 64) -> bool:
+    """Whether ``frame`` runs inside a package that calls Python back through ctypes.
+
+    The whole package counts, not only its callbacks: delaying an interrupt there
+    by :data:`RESEND_DELAY` costs nothing, missing a callback prints a traceback.
+    """
+    while frame is not None and depth > 0:
+        if any(part in frame.f_code.co_filename for part in _FOREIGN_CALLERS):
+            return True
+        frame, depth = frame.f_back, depth - 1
+    return False
