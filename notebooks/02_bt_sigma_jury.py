@@ -32,7 +32,8 @@
 # 5. `bayesjudge.compare` (PSIS-LOO) of soft BT, BT-σ and BT-σ-asp;
 # 6. positional bias when each pair is judged in one order only;
 # 7. a real jury: PandaLM's five systems ranked by the judge-aware Davidson model, with
-#    each judge's reliability and tie propensity; WMT23 zh-en's eight raters briefly.
+#    each judge's reliability and tie propensity; WMT23 zh-en's eight raters briefly;
+# 8. real judges' positional bias: nine LLM judges voting on MT-Bench pairs in both orders.
 #
 # Every number quoted below is printed by a code cell of this run. `BAYESJUDGE_FAST=1`
 # (set by the test suite) shrinks the number of articles and draws; unset, the notebook
@@ -58,6 +59,7 @@ from bayesjudge.datasets import (
     SUMMEVAL_ASPECTS,
     load_summeval,
     pandalm_jury,
+    position_bias_rep,
     simulate_jury,
     wmt23_jury,
 )
@@ -567,6 +569,38 @@ wmt_judges["tie share"] = wmt.groupby("judge")["outcome"].apply(
 print(f"{len(wmt):,} WMT23 zh-en verdicts; system ranking (MAP):",
       wmt_fit.ranking()["item"].tolist())
 display(wmt_judges.round(3))
+
+# %% [markdown]
+# ## 8. Real judges' positional bias: repeated, order-swapped votes
+#
+# Shi et al. (2024), "Judging the Judges", [arXiv:2406.07791](https://arxiv.org/abs/2406.07791),
+# had nine LLM judges compare the answers of four MT-Bench models with vicuna-13b-v1.3's on
+# 24 questions, each pair in **both** orders and three times: 6 votes per judge and pair
+# (`position_bias_rep`, shipped; its unparsed verdicts are dropped, the loader says how many).
+# With both orders judged, b_k of `DavidsonBT(position_bias=True, tie="per_judge")` is
+# identified by every pair, not only through transitivity as in section 6. Beside it, the
+# plain share of decisive verdicts that went to the answer shown first (0.5 = no bias in this
+# balanced design) and the share of ties.
+
+# %%
+mt = noted(position_bias_rep, benchmark="MTBench", context="none")
+mt_fit = noted(DavidsonBT(position_bias=True, tie="per_judge").fit,
+               mt[["judge", "left", "right", "outcome"]])
+decisive = mt[mt["outcome"] != "tie"]
+mt_judges = mt_fit.judges()[["judge", "n_comparisons", "position_bias", "position_bias_lower",
+                             "position_bias_upper", "tie_logit"]]
+mt_judges["first-slot share"] = decisive.groupby("judge")["outcome"].apply(
+    lambda o: (o == "left").mean()).reindex(mt_judges["judge"]).to_numpy()
+mt_judges["tie share"] = mt.groupby("judge")["outcome"].apply(
+    lambda o: (o == "tie").mean()).reindex(mt_judges["judge"]).to_numpy()
+display(mt_judges.round(3))
+favour = mt_judges.loc[mt_judges["position_bias_upper"] < 0, "judge"].tolist()
+print(f"{len(mt):,} MT-Bench votes; b_k < 0 (the second slot favoured, 95% interval) for:",
+      favour)
+print("corr(b_k, logit first-slot share) =", round(float(np.corrcoef(
+    mt_judges["position_bias"], np.log(mt_judges["first-slot share"]
+                                       / (1 - mt_judges["first-slot share"])))[0, 1]), 3))
+print("ranking (MAP):", mt_fit.ranking()["item"].tolist())
 
 # %% [markdown]
 # ## Summary

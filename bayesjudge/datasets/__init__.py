@@ -29,11 +29,31 @@ package's long tables (see the data contracts in CONTRIBUTING.md):
 * :mod:`~bayesjudge.datasets.juries`: PandaLM and WMT23 zh-en as real juries in the
   comparisons table; :mod:`~bayesjudge.datasets.simulate_jury`: judges of stated
   reliability, positional bias and sparse designs on top of real human scores.
+* :mod:`~bayesjudge.datasets.arena`, :mod:`~bayesjudge.datasets.llmfao_crowd`,
+  :mod:`~bayesjudge.datasets.position_bias`: Chatbot Arena battles judged by their
+  human voter and three LLMs (Chatzi et al. (2024), "Prediction-Powered Ranking of
+  Large Language Models", arXiv:2402.17826), LLMFAO's crowd votes and LLM-judge
+  verdicts, and the repeated, order-swapped judge votes of Shi et al. (2024),
+  "Judging the Judges", arXiv:2406.07791, as comparisons, annotations and votes.
 
 Files are found by :func:`~bayesjudge.datasets.files.resolve_data_file`.
 """
 
+from bayesjudge.datasets.arena import (
+    ARENA_PPR_JUDGES,
+    ARENA_WINNERS,
+    arena_ppr,
+    arena_ppr_export,
+)
 from bayesjudge.datasets.juries import PANDALM_JURY, pandalm_jury, wmt23_jury
+from bayesjudge.datasets.llmfao_crowd import (
+    LLMFAO_JUDGES,
+    llmfao,
+    llmfao_annotations,
+    llmfao_items,
+    llmfao_judge_labels,
+    llmfao_votes,
+)
 from bayesjudge.datasets.pandalm import (
     PANDALM_FILES,
     PANDALM_JUDGES,
@@ -41,6 +61,11 @@ from bayesjudge.datasets.pandalm import (
     pandalm_judgments,
     pandalm_labels,
     pandalm_votes,
+)
+from bayesjudge.datasets.position_bias import (
+    POSITION_BIAS_BENCHMARKS,
+    position_bias_rep,
+    position_bias_rep_winrates,
 )
 from bayesjudge.datasets.preferences import (
     pandalm_annotations,
@@ -95,4 +120,17 @@ __all__ = [
     "pandalm_judge_outputs",
     "simulate_autorater",
     "wmt23_annotations",
+    "ARENA_PPR_JUDGES",
+    "ARENA_WINNERS",
+    "LLMFAO_JUDGES",
+    "POSITION_BIAS_BENCHMARKS",
+    "arena_ppr",
+    "arena_ppr_export",
+    "llmfao",
+    "llmfao_annotations",
+    "llmfao_items",
+    "llmfao_judge_labels",
+    "llmfao_votes",
+    "position_bias_rep",
+    "position_bias_rep_winrates",
 ]
