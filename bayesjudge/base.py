@@ -25,6 +25,7 @@ import xarray as xr
 
 from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import check_ci_prob
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.engine import MAPResult, Sampler, get_engine
 from bayesjudge.engine.diagnostics import check_convergence
 from bayesjudge.engine.laplace_check import laplace_attrs, read_flags, warn_flagged
@@ -238,6 +239,9 @@ class BayesianModel(ABC):
 
         Parameters
         ----------
+        *args, **kwargs
+            The model's tables: pandas DataFrames, or polars / pyarrow / any table
+            :func:`bayesjudge.data.frames.as_pandas` reads (converted once, here).
         method : {"map", "nuts"}
             ``"map"`` with ``priors="flat"`` reproduces the papers' maximum
             likelihood fits; ``"nuts"`` samples the full posterior.
@@ -261,7 +265,8 @@ class BayesianModel(ABC):
         if method not in ("map", "nuts"):
             raise ValueError(f"method must be 'map' or 'nuts', got {method!r}")
         self._fitting_method = method  # a model may parametrise NUTS and MAP differently
-        fd = self._prepare(*args, **kwargs)
+        # polars / pyarrow / ... tables read as pandas once, before any model looks at them
+        fd = self._prepare(*map(as_pandas, args), **{k: as_pandas(v) for k, v in kwargs.items()})
         engine = get_engine(self._structure_key(fd), lambda: self._build(fd))
         engine.set_data(fd.data, fd.coords)
         self._fit_data = fd

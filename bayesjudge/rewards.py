@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from bayesjudge.data import DataValidationError, label_key, show_rows, show_values
 from bayesjudge.data.annotations import validate_annotations
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.metrics.calibration import as_binary_labels
 from bayesjudge.metrics.table import reference_labels
 
@@ -288,6 +289,7 @@ def sft_targets(annotations: pd.DataFrame, decimals: int = 2) -> pd.DataFrame:
     >>> sft_targets(ann)["target"].tolist()
     ['<prob_rb_better>0.67</prob_rb_better>']
     """
+    annotations = as_pandas(annotations)  # polars, pyarrow, ...: pandas
     counts = validate_annotations(annotations)
     p_hat, _ = reference_labels(counts.counts)
     return pd.DataFrame({
@@ -342,6 +344,7 @@ def swap_augment(dataset: pd.DataFrame) -> pd.DataFrame:
         The original rows (``swapped`` False) followed by their swapped copies
         (``swapped`` True), index reset: 2n rows.
     """
+    dataset = as_pandas(dataset)  # polars, pyarrow, ...: pandas
     if not isinstance(dataset, pd.DataFrame) or len(dataset) == 0:
         raise DataValidationError("dataset must be a non-empty pandas DataFrame.")
     if "swapped" in dataset.columns:

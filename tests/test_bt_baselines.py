@@ -61,8 +61,10 @@ def test_avg_prob_hard_outcomes_are_win_rates_with_half_ties():
                        "outcome": ["left", "tie", "right"]})
     out = avg_prob(df).set_index("item")["score"]
     assert out.to_dict() == {"a": 0.75, "b": 0.0, "c": 0.75}
-    with pytest.raises(DataValidationError, match="judge"):
-        avg_prob(df, per_judge=True)
+    # no judge column: one judge (bayesjudge.data.arena.ONE_JUDGE), as in every comparisons reader
+    per_judge = avg_prob(df, per_judge=True)
+    assert per_judge["judge"].unique().tolist() == ["(one judge)"]
+    assert per_judge.set_index("item")["score"].to_dict() == out.to_dict()
 
 
 # --------------------------------------------------------------------------- temperature

@@ -27,6 +27,8 @@ from bayesjudge.data import (
     require_frame,
     show_values,
 )
+from bayesjudge.data.arena import comparisons_table
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.metrics.calibration import expected_calibration_error
 from bayesjudge.metrics.ranking import comparison_probs
 
@@ -56,8 +58,10 @@ def avg_prob(comparisons: pd.DataFrame, *, per_judge: bool = False) -> pd.DataFr
     Parameters
     ----------
     comparisons : pandas.DataFrame
-        ``left``, ``right``, ``prob`` or ``outcome``; optional ``judge``,
-        ``context``, ``aspect``. Items are scored within their (context, aspect).
+        ``left``, ``right``, ``prob`` or ``outcome``; optional ``judge`` (without
+        it, one judge ``"(one judge)"``), ``context``, ``aspect``. Items are scored
+        within their (context, aspect). A Chatbot Arena export is read as it is
+        (:func:`bayesjudge.data.arena.comparisons_table`).
     per_judge : bool, default False
         One score per judge (Table 1's single-judge Avg-Prob) instead of pooling all
         judges' rows (the jury's Avg-Prob of Table 2, the mean over judges and pairs).
@@ -69,14 +73,11 @@ def avg_prob(comparisons: pd.DataFrame, *, per_judge: bool = False) -> pd.DataFr
         only the columns the table has -- in first-appearance order, with ``score``
         (:math:`w_i`) and ``n`` (number of rows used).
     """
+    comparisons = comparisons_table(comparisons)  # Arena columns, polars, ...: long table
     p = comparison_probs(comparisons)
     keys = [c for c in ("context", "judge", "aspect") if c in comparisons.columns]
     if not per_judge and "judge" in keys:
         keys.remove("judge")
-    if per_judge and "judge" not in comparisons.columns:
-        raise DataValidationError(
-            "avg_prob(per_judge=True) needs a 'judge' column; add it or use per_judge=False."
-        )
     check_no_missing(comparisons, "comparisons", keys)
     base = comparisons[keys].reset_index(drop=True)
     long = pd.concat(
@@ -243,6 +244,7 @@ def temperature_calibrate(
     temperatures : pandas.Series
         T per group (indexed by the ``by`` columns).
     """
+    comparisons, human = comparisons_table(comparisons), as_pandas(human)
     require_frame(comparisons, "comparisons", ["judge", "left", "right", "prob"])
     p = comparison_probs(comparisons)
     h = comparison_probs(human, name="human")
@@ -321,6 +323,7 @@ def human_preferences(
         ``judge``, the group columns, ``left``, ``right``, ``prob`` or ``outcome``;
         pairs in the order of the items' first appearance.
     """
+    scores = as_pandas(scores)  # polars, pyarrow, ...: pandas
     if orders not in ("both", "one"):
         raise DataValidationError(f"orders={orders!r}; choose 'both' or 'one'.")
     if output not in ("prob", "outcome"):

@@ -30,6 +30,7 @@ from bayesjudge.data import (
     require_frame,
     validate_votes,
 )
+from bayesjudge.data.frames import as_pandas
 
 __all__ = [
     "ci_self_consistency",
@@ -165,6 +166,7 @@ def soft_self_consistency(
     -------
     Series of int named ``prediction``, indexed by ``item`` (first-appearance order).
     """
+    votes = as_pandas(votes)  # polars, pyarrow, ...: pandas
     grouped = _group_votes(votes, need_confidence=True)
     n_cells = 3 * len(grouped.items)
     counts = np.bincount(grouped.flat, minlength=n_cells)
@@ -220,6 +222,7 @@ def ci_self_consistency(
     -------
     Series of int named ``prediction``, indexed by ``item`` (first-appearance order).
     """
+    votes = as_pandas(votes)  # polars, pyarrow, ...: pandas
     grouped = _group_votes(votes, need_confidence=True)
     weights = grouped.confidence
     if temperature is not None:

@@ -51,7 +51,7 @@ def one_line(exc: BaseException | str) -> str:
     return " ".join(str(exc).split())
 
 
-def read_table(path: str, what: str) -> pd.DataFrame:
+def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = ()) -> pd.DataFrame:
     """Read a user's CSV file: id columns as exact strings, delimiter sniffed.
 
     Parameters
@@ -60,6 +60,8 @@ def read_table(path: str, what: str) -> pd.DataFrame:
         The file; comma-, semicolon- or tab-separated (detected from the header).
     what : str
         What the file is ("votes", "calibration", ...), for error messages.
+    ids : sequence of str
+        Further columns to read as ids (e.g. ``--columns`` sources mapped to ``left``).
 
     Returns
     -------
@@ -105,7 +107,7 @@ def read_table(path: str, what: str) -> pd.DataFrame:
     if dup:
         raise UsageError(f"{where} names column(s) {dup} more than once in its header; "
                          f"rename or drop the duplicates.")
-    ids = [c for c in names if c in ID_COLUMNS]
+    ids = [c for c in names if c in ID_COLUMNS or c in ids]
     try:
         df = pd.read_csv(
             p, sep=sep, encoding="utf-8-sig", dtype={c: str for c in ids},

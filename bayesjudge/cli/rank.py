@@ -15,6 +15,13 @@ import sys
 import numpy as np
 
 from bayesjudge.cli.files import FILES_HELP, UsageError, check_output_file, read_table
+from bayesjudge.cli.mapping import (
+    MAPPING_HELP,
+    add_mapping_options,
+    check_mapping_options,
+    id_columns,
+    map_comparisons,
+)
 from bayesjudge.constants import CI_PROB
 
 PCT = f"{100 * CI_PROB:g}%"
@@ -30,6 +37,7 @@ file format
                    (eq. 3) by bt and bt-sigma (--no-symmetrize: fit each order as
                    judged; --symmetrize: davidson-bt too); every row counts either way.
 
+%(mapping)s
 models (Qian, Sun, Gales & Knill 2026, arXiv:2602.16610)
   bt           soft (eq. 2) or hard (eq. 1) Bradley-Terry, every judge trusted alike
   bt-sigma     BT-sigma (eq. 13): one discriminator sigma_k per judge, learned from the
@@ -50,7 +58,7 @@ output
 %(files)s
 example
   bayesjudge rank comparisons.csv --model bt-sigma --out ranking.csv --judges judges.csv
-""" % {"pct": PCT, "files": FILES_HELP}
+""" % {"pct": PCT, "files": FILES_HELP, "mapping": MAPPING_HELP}
 
 MODELS = ("bt", "bt-sigma", "davidson-bt")
 
@@ -60,6 +68,7 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
 
     def check(args: argparse.Namespace) -> None:
         check_level(args.level)
+        check_mapping_options(args)
         if args.method == "nuts":
             check_nuts(args.draws, args.tune, args.chains)
         check_seed(args.seed)
@@ -120,6 +129,7 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
                       help="MAP with a Laplace approximation (fast, default) or NUTS")
     rank.add_argument("--level", type=float, default=CI_PROB,
                       help=f"credible interval level in (0.5, 1), default {CI_PROB}")
+    add_mapping_options(rank)
     add_nuts_options(rank)
     rank.add_argument("--out", required=True, metavar="RANKING.csv",
                       help="output CSV (its folder must exist)")
@@ -174,7 +184,9 @@ def add_tie_columns(model, judges, level: float):
 
 
 def run_rank(args: argparse.Namespace) -> int:
-    comparisons = read_table(args.comparisons, "comparisons")
+    comparisons, notes = map_comparisons(
+        read_table(args.comparisons, "comparisons", ids=id_columns(args)), args,
+        args.comparisons)
     if args.kind is None:  # follow the file: outcomes are hard, probabilities soft
         args.kind = "hard" if "outcome" in comparisons.columns else "soft"
     model = build_model(args)
@@ -193,6 +205,8 @@ def run_rank(args: argparse.Namespace) -> int:
     sym = ", both orders symmetrised (eq. 3)" if model.symmetrize else ""
     print(f"{type(model).__name__} ({args.method}{sym}) on {len(comparisons)} comparisons, "
           f"{len(ranking)} items in {n_ctx} context(s):")
+    for note in notes:
+        print(f"  ({note})")
     head = ranking if n_ctx == 1 else ranking.groupby("context", sort=False).head(3)
     print(head.head(30).to_string(**fmt))
     if len(judges):

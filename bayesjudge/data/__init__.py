@@ -11,11 +11,13 @@ from bayesjudge.data.annotations import (  # noqa: F401  (re-exports)
     validate_annotations,
     validate_judge_outputs,
 )
+from bayesjudge.data.arena import comparisons_table, from_arena  # noqa: F401  (re-exports)
 from bayesjudge.data.comparisons import (  # noqa: F401  (re-exports)
     COMPARISON_OUTCOMES,
     Comparisons,
     validate_comparisons,
 )
+from bayesjudge.data.frames import as_pandas  # noqa: F401  (re-export)
 from bayesjudge.data.judgments import (  # noqa: F401  (re-exports)
     MisclassificationCounts,
     check_calibration_classes,

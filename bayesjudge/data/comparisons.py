@@ -31,6 +31,7 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from bayesjudge.data.arena import comparisons_table
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import label_key, require_frame
 
@@ -187,6 +188,10 @@ def validate_comparisons(comparisons: pd.DataFrame | Comparisons) -> Comparisons
     comparisons : pandas.DataFrame or Comparisons
         Columns ``judge``, ``left``, ``right`` and ``prob`` (soft) or ``outcome``
         (hard); optional ``context`` and ``aspect``. Other columns are ignored.
+        Without ``judge``, every row is one judge (``"(one judge)"``); a Chatbot
+        Arena export (``model_a``, ``model_b``, ``winner``) is read as it is; other
+        names and labels: :func:`bayesjudge.data.arena.comparisons_table`. A polars
+        or pyarrow table is read as pandas.
 
     Returns
     -------
@@ -209,7 +214,8 @@ def validate_comparisons(comparisons: pd.DataFrame | Comparisons) -> Comparisons
 
 def collapse_rows(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray]:
     """Validated cells (:func:`validate_comparisons`) and the cell index of every row."""
-    df = require_frame(comparisons, _NAME, ["judge", "left", "right"])
+    # Arena exports, no judge column, polars/pyarrow: read as the long table (data/arena.py)
+    df = require_frame(comparisons_table(comparisons), _NAME, ["judge", "left", "right"])
     optional = [c for c in ("context", "aspect") if c in df.columns]
     for col in ["judge", "left", "right", *optional]:
         missing = df[col].isna().to_numpy()

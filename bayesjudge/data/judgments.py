@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import BINARY, check_integer_values, require_frame
 
@@ -274,7 +275,7 @@ def validate_judgments(judgments: pd.DataFrame, by_system: bool = False) -> pd.D
     pandas.DataFrame
         Index ``system`` (first-appearance order), columns ``judged_pos``, ``n``.
     """
-    require_frame(judgments, "judgments", ["item", "judge_label"])
+    judgments = require_frame(judgments, "judgments", ["item", "judge_label"])
     _no_missing(judgments, "judgments", "item", "give every judged item an id")
     _no_missing(judgments, "judgments", "judge_label", "drop items the judge did not label "
                 "(an unparsable verdict is not a 0)")
@@ -302,7 +303,8 @@ def validate_calibration(calibration: pd.DataFrame, by_system: bool = False) -> 
     pandas.DataFrame
         Index ``system``, columns ``tp``, ``m1``, ``tn``, ``m0``.
     """
-    require_frame(calibration, "calibration", ["item", "judge_label", "human_label"])
+    calibration = require_frame(calibration, "calibration",
+                                ["item", "judge_label", "human_label"])
     _no_missing(calibration, "calibration", "item", "give every calibration item an id")
     _no_missing(
         calibration, "calibration", "human_label",
@@ -332,6 +334,7 @@ def validate_misclassification(
     model decides whether that is allowed); a system only in ``calibration``,
     or an item in both tables, is an error.
     """
+    judgments, calibration = as_pandas(judgments), as_pandas(calibration)
     test = validate_judgments(judgments, by_system)
     cal = validate_calibration(calibration, by_system)
     extra = cal.index.difference(test.index, sort=False)

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge.constants import CI_PROB
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.lookalikes import check_repeated_columns, distinct_ids, warn_case_ids
 from bayesjudge.data.messages import (
     DataValidationError,
@@ -133,8 +134,11 @@ def require_frame(df, name: str, columns: Iterable[str]) -> pd.DataFrame:
     """Check that ``df`` is a non-empty DataFrame holding ``columns``, each column name once.
 
     The one entry point of every table's validation: it also names a repeated header
-    line and warns about ids that differ only by spaces or letter case.
+    line and warns about ids that differ only by spaces or letter case. A polars or
+    pyarrow table (any table :func:`~bayesjudge.data.frames.as_pandas` reads) is
+    returned as a pandas DataFrame: use the returned frame.
     """
+    df = as_pandas(df)
     if not isinstance(df, pd.DataFrame):
         raise DataValidationError(
             f"{name} must be a pandas DataFrame, got {type(df).__name__}; "
@@ -259,6 +263,7 @@ def validate_votes(votes: pd.DataFrame | VoteCounts) -> VoteCounts:
     """
     if isinstance(votes, VoteCounts):
         return votes
+    votes = as_pandas(votes)
     if isinstance(votes, pd.DataFrame):
         count_cols = [c for c in COUNT_COLUMNS if c in votes.columns]
         if count_cols and "vote" in votes.columns:
@@ -270,7 +275,7 @@ def validate_votes(votes: pd.DataFrame | VoteCounts) -> VoteCounts:
             )
         if count_cols:  # counts form (a partial set of columns is named there)
             return _validate_counts(votes)
-    require_frame(votes, "votes", ["item", "vote"])
+    votes = require_frame(votes, "votes", ["item", "vote"])
     check_no_missing(votes, "votes", ["item", "vote"])
     v = check_integer_values(votes, "votes", "vote", TERNARY)
     if "confidence" in votes.columns:
@@ -291,7 +296,7 @@ def validate_votes(votes: pd.DataFrame | VoteCounts) -> VoteCounts:
 
 
 def _validate_counts(votes: pd.DataFrame) -> pd.DataFrame:
-    require_frame(votes, "votes", ["item", *COUNT_COLUMNS])
+    votes = require_frame(votes, "votes", ["item", *COUNT_COLUMNS])
     check_no_missing(votes, "votes", ["item", *COUNT_COLUMNS])
     dup = votes["item"][votes["item"].duplicated()]
     if len(dup):
@@ -333,7 +338,7 @@ def validate_labels(
     """Validate a labels table (``item``, ``label``)."""
     if isinstance(labels, Labels):
         return labels
-    require_frame(labels, name, ["item", "label"])
+    labels = require_frame(labels, name, ["item", "label"])
     check_no_missing(labels, name, ["item", "label"])
     y = check_integer_values(labels, name, "label", allowed)
     dup = labels["item"][labels["item"].duplicated()]

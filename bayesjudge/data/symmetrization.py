@@ -14,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from bayesjudge.data.arena import comparisons_table
 from bayesjudge.data.comparisons import Comparisons, collapse_rows, outcome_code
 
 __all__ = ["symmetrize"]
@@ -75,6 +76,7 @@ def symmetrize(comparisons: pd.DataFrame | Comparisons) -> pd.DataFrame | Compar
     """
     if isinstance(comparisons, Comparisons):
         return _symmetrize_cells(comparisons)
+    comparisons = comparisons_table(comparisons)  # Arena columns, no judge, polars: long table
     comps, cell = collapse_rows(comparisons)
     first, partner, p_sym = _pairs(comps)
     # target cell of every cell: its first-seen partner for the second order, else itself

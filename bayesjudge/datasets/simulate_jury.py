@@ -21,6 +21,7 @@ import pandas as pd
 from scipy.special import expit
 
 from bayesjudge.data import DataValidationError, check_no_missing, require_frame, show_values
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.datasets.files import SeedLike
 
 __all__ = ["simulate_jury"]
@@ -154,6 +155,7 @@ def simulate_jury(
         :math:`\\tilde s`, in input order), ``pair_noise``, ``shared_noise``,
         ``pair_fraction``, ``orders``, ``kind``.
     """
+    scores, judges = as_pandas(scores), as_pandas(judges)
     if orders not in ("both", "one"):
         raise DataValidationError(f"orders={orders!r}; choose 'both' or 'one'.")
     if kind not in ("soft", "hard"):

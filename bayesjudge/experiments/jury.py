@@ -26,6 +26,7 @@ import pandas as pd
 
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, check_ci_prob
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.datasets import simulate_jury
 from bayesjudge.engine import FitError
 from bayesjudge.experiments.runner import (
@@ -180,6 +181,7 @@ def jury_simulation_study(
     >>> int(study.summary().loc[("bt_sigma", "reliability_order"), "n"])
     2
     """
+    scores, judges = as_pandas(scores), as_pandas(judges)
     specs = _check_models(models)
     n_rep = check_positive_int(n_rep, "n_rep")
     if method not in ("map", "nuts"):

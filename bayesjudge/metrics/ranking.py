@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from bayesjudge.data import DataValidationError, check_no_missing, require_frame, show_values
+from bayesjudge.data import DataValidationError, check_no_missing, comparisons_table, show_values
 from bayesjudge.data.messages import show_rows
-from bayesjudge.data.schema import label_key
+from bayesjudge.data.schema import label_key, require_frame
 
 __all__ = [
     "OUTCOME_PROBS",
@@ -63,7 +63,7 @@ def comparison_probs(comparisons: pd.DataFrame, name: str = "comparisons") -> np
         Missing columns, NaN or out-of-range probabilities, unknown outcome labels,
         rows with both or neither of ``prob`` / ``outcome``, self-comparisons.
     """
-    require_frame(comparisons, name, ["left", "right"])
+    comparisons = require_frame(comparisons_table(comparisons), name, ["left", "right"])
     check_no_missing(comparisons, name, ["left", "right"])
     has_p, has_o = "prob" in comparisons.columns, "outcome" in comparisons.columns
     if not (has_p or has_o):
@@ -197,7 +197,7 @@ def cycle_rate(
     >>> float(cycle_rate(df)["cycle_rate"].iloc[0])
     1.0
     """
-    p = comparison_probs(comparisons)
+    p = comparison_probs(comparisons := comparisons_table(comparisons))  # Arena, polars: long
     cells = [c for c in _CELL_COLUMNS if c in comparisons.columns]
     if by is None:
         by = [c for c in ("judge", "aspect") if c in comparisons.columns]

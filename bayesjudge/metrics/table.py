@@ -27,6 +27,7 @@ from bayesjudge.data.annotations import (
     validate_annotations,
     validate_judge_outputs,
 )
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.metrics.calibration import (
     agreement,
     as_probabilities,
@@ -154,6 +155,7 @@ def metric_table(
     >>> round(float(table.loc["mse", "estimate"]), 3), int(table.loc["brier", "n_items"])
     (0.005, 1)
     """
+    outputs, annotations = as_pandas(outputs), as_pandas(annotations)
     ci_prob = check_ci_prob(ci_prob)
     judged = validate_judge_outputs(outputs)
     counts = validate_annotations(annotations)

@@ -27,6 +27,7 @@ from bayesjudge.data import (
     require_frame,
     validate_votes,
 )
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.experiments.calibration.fits import OnFailure, run_splits, warn_failures
 from bayesjudge.experiments.runner import Executor, Seed, check_positive_int
 
@@ -88,6 +89,7 @@ def leave_one_rater_out(
         human_pa) and ``n_failed_fits``. ``attrs`` hold ``wins`` (e.g. ``"5/8"``)
         and ``tie_rule``.
     """
+    votes, ratings = as_pandas(votes), as_pandas(ratings)
     min_other_raters = check_positive_int(min_other_raters, "min_other_raters")
     table = _validate_ratings(ratings)
     counts_all = validate_votes(votes)

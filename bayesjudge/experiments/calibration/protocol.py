@@ -33,6 +33,7 @@ from bayesjudge.data import (
     validate_labels,
     validate_votes,
 )
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.experiments.calibration.fits import OnFailure, SplitRun, run_splits, warn_failures
 from bayesjudge.experiments.calibration.result import SplitProtocolResult
 from bayesjudge.experiments.calibration.significance import top_cluster
@@ -141,6 +142,7 @@ def split_protocol(
     >>> list(res.mae.columns)
     ['davidson', 'majority_vote']
     """
+    votes, labels = as_pandas(votes), as_pandas(labels)
     raw_votes = votes if isinstance(votes, pd.DataFrame) else None
     counts_all = validate_votes(votes)
     gold = validate_labels(labels)

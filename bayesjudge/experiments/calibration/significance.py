@@ -23,6 +23,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from bayesjudge.data import DataValidationError
+from bayesjudge.data.frames import as_pandas
 
 __all__ = [
     "PermutationTestResult",
@@ -196,6 +197,7 @@ def top_cluster(
         ``mean_score``, all ordered best method first. Methods with equal
         average score keep their input order.
     """
+    outcomes = as_pandas(outcomes)  # polars, pyarrow, ...: pandas
     names, values = _outcome_cube(outcomes)
     if not 0 < tau < 1:
         raise ValueError(f"`tau` must lie in (0, 1); got {tau!r}.")

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from bayesjudge.data import DataValidationError
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.datasets import PANDALM_JUDGES, load_pandalm
 from bayesjudge.experiments.misclassification.pandalm_data import (
     Judge,
@@ -70,6 +71,7 @@ def pandalm_misclassification_table(
         ``judge``, ``system``, ``item``, ``judge_label``, ``human_label`` (int 0/1),
         ordered by judge, system, item.
     """
+    data = as_pandas(data)  # polars, pyarrow, ...: pandas
     judges = [judges] if isinstance(judges, str) else list(judges)
     unknown = [j for j in judges if j not in PANDALM_JUDGES]
     if unknown or not judges:
@@ -114,4 +116,5 @@ def pandalm_misclassification_study(
         ``q0``, ``q1``, ``expected_naive_bias``); ``truth_all_items`` is in
         :func:`pandalm_win_rate_truth`.
     """
+    data = as_pandas(data)  # polars, pyarrow, ...: pandas
     return misclassification_study(pandalm_misclassification_table(judges, data), **kwargs)

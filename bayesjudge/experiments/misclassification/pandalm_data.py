@@ -19,6 +19,7 @@ from typing import Literal
 
 import pandas as pd
 
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.datasets import PANDALM_JUDGES, load_pandalm, pandalm_judgments
 from bayesjudge.experiments.misclassification.result import (
     COUNTS,
@@ -44,6 +45,7 @@ def study_judgments(judge: str, data: pd.DataFrame) -> pd.DataFrame:
     The unparsable GPT-3.5 verdicts are documented in :func:`pandalm_win_rate_truth`;
     the warning ``pandalm_judgments`` raises about them would repeat on every call.
     """
+    data = as_pandas(data)  # polars, pyarrow, ...: pandas
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="pandalm_judgments: skipped")
         return pandalm_judgments(judge=judge, data=data)
@@ -81,6 +83,7 @@ def pandalm_win_rate_truth(
         :math:`(1-q_0) - (2-q_0-q_1)\theta`, the bias of the naive estimate
         (Section 5.1), which equals ``judge_rate - truth``.
     """
+    data = as_pandas(data)  # polars, pyarrow, ...: pandas
     data = load_pandalm() if data is None else data
     everything = pandalm_judgments(judge="pandalm7b", data=data)  # never skips an item
     all_items = everything.groupby("system")["human_label"].mean()

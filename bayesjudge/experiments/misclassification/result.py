@@ -20,6 +20,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from bayesjudge.data import DataValidationError, check_no_missing, require_frame, show_values
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.experiments.runner import Seed
 
 __all__ = [
@@ -60,6 +61,7 @@ def validate_study_table(table: pd.DataFrame) -> pd.DataFrame:
         judge labelled; each message names the column, shows the first values and says
         the fix.
     """
+    table = as_pandas(table)  # polars, pyarrow, ...: pandas
     require_frame(table, "table", ["system", "item", *_LABELS])
     ids = ["judge", "system", "item"] if "judge" in table.columns else ["system", "item"]
     check_no_missing(table, "table", ids)
@@ -165,6 +167,7 @@ def split_counts(
         The systems and a dict ``judged_pos``, ``n`` (test rows), ``tp``, ``m1``, ``tn``,
         ``m0`` (calibration rows) of int64 arrays.
     """
+    judgments = as_pandas(judgments)  # polars, pyarrow, ...: pandas
     position = pd.Index(items)
     systems = list(pd.unique(judgments["system"])) if systems is None else list(systems)
     cols = position.get_indexer(judgments["item"])
@@ -200,6 +203,7 @@ def study_truth(clean: pd.DataFrame, judges: pd.Index, systems: pd.Index) -> pd.
 
     ``judges`` and ``systems`` give the row order; every judge has rows for every system.
     """
+    clean = as_pandas(clean)  # polars, pyarrow, ...: pandas
     n_sys = len(systems)
     key = judges.get_indexer(clean["judge"]) * n_sys + systems.get_indexer(clean["system"])
     z, zh = clean["human_label"].to_numpy(float), clean["judge_label"].to_numpy(float)

@@ -27,6 +27,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from bayesjudge.data import DataValidationError, show_values, validate_judgment_counts
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.engine import ConvergenceWarning, FitError
 from bayesjudge.estimators import check_alpha, lang_reiczigel_rates, wald_interval
 from bayesjudge.experiments.misclassification.result import (
@@ -168,6 +169,7 @@ def misclassification_study(
     Warnings of the hierarchical fits are recorded in ``diagnostics`` inside each task;
     one warning at the end reports fits with convergence problems or failures.
     """
+    table = as_pandas(table)  # polars, pyarrow, ...: pandas
     clean = validate_study_table(table)
     check_alpha(alpha)
     if bayes:

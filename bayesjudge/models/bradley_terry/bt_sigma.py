@@ -48,6 +48,10 @@ class BradleyTerry(PairwiseModel):
     basis of that subspace, so the default prior is exactly
     ``ZeroSumNormal(sigma=3)`` per group (ragged groups allowed).
 
+    A Chatbot Arena export (``model_a``, ``model_b``, ``winner``) and a table
+    without a ``judge`` column (one judge, ``"(one judge)"``) are read as they are;
+    other names and labels: :func:`bayesjudge.data.arena.comparisons_table`.
+
     Parameters
     ----------
     kind : {"soft", "hard"}

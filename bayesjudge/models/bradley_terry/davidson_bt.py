@@ -41,7 +41,10 @@ class DavidsonBT(PairwiseModel):
     b_k, judge k's logit-scale preference for the item shown on the left.
     Outcomes are ``left`` / ``tie`` / ``right`` (any letter case, surrounding
     spaces ignored); a soft table is read as
-    outcomes (p > 0.5 left, p = 0.5 tie, p < 0.5 right).
+    outcomes (p > 0.5 left, p = 0.5 tie, p < 0.5 right). A Chatbot Arena export
+    (``model_a``, ``model_b``, ``winner``; both ties are ties) and a table without
+    a ``judge`` column (one judge, ``"(one judge)"``) are read as they are; other
+    names and labels: :func:`bayesjudge.data.arena.comparisons_table`.
 
     Identification as :class:`~bayesjudge.models.bradley_terry.bt_sigma.BTSigma`: skills
     sum to zero per ranking group (context x aspect), and with discriminators

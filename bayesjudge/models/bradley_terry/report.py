@@ -17,6 +17,7 @@ import pandas as pd
 
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, check_ci_prob, require_frame, show_values
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.messages import show_rows
 from bayesjudge.engine.laplace_check import warn_flagged
 from bayesjudge.models.bradley_terry.core import (
@@ -87,6 +88,7 @@ class PairwiseReports:
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
+        pairs = as_pandas(pairs)
         cl, cr, judge, aspect = self._index_pairs(pairs)
         draws = self.param_draws()
         n_draws = len(draws["skill"])
@@ -198,7 +200,8 @@ class PairwiseReports:
         Returns
         -------
         pandas.DataFrame
-            One row per judge (per judge and aspect with ``per_aspect=True``):
+            One row per judge (per judge and aspect with ``per_aspect=True``; a table
+            without a ``judge`` column is one judge, ``"(one judge)"``):
             ``n_comparisons`` (input rows of the judge, or judge and aspect) and, where the model
             has them, ``discriminator``, ``reliability`` (= 1/discriminator),
             ``tie_logit`` and ``position_bias``, each with ``_lower``/``_upper``

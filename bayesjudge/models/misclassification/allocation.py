@@ -24,6 +24,7 @@ from bayesjudge.data import (
     validate_calibration,
     validate_judgment_counts,
 )
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.models.misclassification.posterior import bayes_posterior_theta
 
 __all__ = ["BayesianAllocation", "bayesian_allocation"]
@@ -152,6 +153,7 @@ def bayesian_allocation(
     BayesianAllocation
         ``m0``, ``m1``, ``expected_width`` and the full ``curve``.
     """
+    pilot_calibration = as_pandas(pilot_calibration)  # polars, pyarrow, ...: pandas
     tp, m1p, tn, m0p = _pilot_counts(pilot_calibration)
     c = validate_judgment_counts(judged_pos, n_test, tp, m1p, tn, m0p)
     if int(m) != m or m < m0p + m1p:

@@ -17,6 +17,7 @@ from scipy import optimize, special  # not scipy.stats: ~1 s to import
 from bayesjudge.base import CI_PROB
 from bayesjudge.data import check_ci_prob
 from bayesjudge.data.annotations import align_outputs, validate_judge_outputs
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.metrics import mse_to_phat
 from bayesjudge.models.preference.model import PreferenceDistribution
 from bayesjudge.models.preference.posterior import beta_raw_moments, unique_rows
@@ -83,6 +84,7 @@ def alignment_error(
         ``mse_p_hat`` (the paper's MSE), ``noise_floor`` (posterior mean of
         mean_i p*_i(1 - p*_i)/m_i) and ``n_items``.
     """
+    judge_prob = as_pandas(judge_prob)  # polars, pyarrow, ...: pandas
     if not isinstance(preference_model, PreferenceDistribution):
         raise TypeError("preference_model must be a fitted PreferenceDistribution, got "
                         f"{type(preference_model).__name__}.")

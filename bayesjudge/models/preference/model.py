@@ -31,6 +31,7 @@ from bayesjudge.data.annotations import (
     AnnotationCounts,
     validate_annotations,
 )
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.models.preference.posterior import (
     beta_mixture_quantiles,
     dirichlet_multinomial_logpmf,
@@ -329,6 +330,7 @@ class PreferenceDistribution(BayesianModel):
         known = fd["items"]
         if items is None:
             return known, np.arange(len(known))
+        items = as_pandas(items)
         if isinstance(items, pd.DataFrame):
             if "item" not in items.columns:
                 raise DataValidationError(

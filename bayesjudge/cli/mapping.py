@@ -1,0 +1,108 @@
+"""``--columns`` and ``--outcomes``: a comparisons file with its own column names and labels.
+
+The command-line form of :func:`bayesjudge.data.arena.comparisons_table`:
+``--columns model_x=left,model_y=right,verdict=outcome --outcomes A=left,B=right,C=tie``.
+The options are parsed and checked before any file is read; the named columns are
+checked against the file's header as soon as it is read.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from bayesjudge.cli.files import UsageError
+from bayesjudge.data.arena import ARENA_COLUMNS, COLUMN_ROLES, ONE_JUDGE, comparisons_table
+
+MAPPING_HELP = """\
+your own column names and labels (a Chatbot Arena export needs neither)
+  --columns THEIRS=ROLE,...     rename columns, ROLE one of
+                                %(roles)s;
+                                e.g. --columns model_x=left,model_y=right,verdict=outcome
+  --outcomes LABEL=OUTCOME,...  map verdict labels (any letter case) to left, right
+                                or tie, e.g. --outcomes A=left,B=right,C=tie
+  A Chatbot Arena export (model_a, model_b, winner = model_a | model_b | tie |
+  tie (bothbad)) is read as it is: model_a -> left, model_b -> right, winner ->
+  outcome, both ties -> tie. Without a judge column every row is one judge,
+  %(one)r. Other columns (question_id, ...) are ignored: a question id is not a
+  context (one battle per context would leave nothing to compare).
+""" % {"roles": ", ".join(COLUMN_ROLES), "one": ONE_JUDGE}
+
+_ID_ROLES = ("judge", "left", "right", "context", "aspect")
+
+
+def parse_mapping(text: str | None, flag: str, allowed: tuple[str, ...],
+                  example: str) -> dict[str, str] | None:
+    """``"a=b,c=d"`` as ``{"a": "b", "c": "d"}``; a UsageError naming ``flag`` if malformed."""
+    if text is None:
+        return None
+    fix = f"Fix: e.g. {flag} {example}."
+    pairs = [p for p in text.split(",") if p.strip()]
+    if not pairs:
+        raise UsageError(f"{flag} is empty. {fix}")
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, eq, value = pair.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name or not value:
+            raise UsageError(f"{flag}: {pair.strip()!r} is not NAME=VALUE. {fix}")
+        if value.casefold() not in allowed:
+            raise UsageError(f"{flag}: {pair.strip()!r} maps to {value!r}, which is not one of "
+                             f"{', '.join(allowed)}. {fix}")
+        if name in out:
+            raise UsageError(f"{flag} names {name!r} twice. {fix}")
+        out[name] = value.casefold()
+    if flag == "--columns":
+        roles = list(out.values())
+        twice = sorted({r for r in roles if roles.count(r) > 1})
+        if twice:
+            raise UsageError(f"--columns maps several columns to {', '.join(twice)}; map one "
+                             f"column to each. {fix}")
+    return out
+
+
+def add_mapping_options(parser) -> None:
+    """The ``--columns`` / ``--outcomes`` options of a command reading comparisons."""
+    parser.add_argument("--columns", default=None, metavar="THEIRS=ROLE,...",
+                        help="rename your columns to the comparisons columns, e.g. "
+                        "model_x=left,model_y=right,verdict=outcome (see below)")
+    parser.add_argument("--outcomes", default=None, metavar="LABEL=OUTCOME,...",
+                        help="map your verdict labels to left / right / tie, e.g. "
+                        "A=left,B=right,C=tie (see below)")
+
+
+def check_mapping_options(args: argparse.Namespace) -> None:
+    """Parse ``--columns`` / ``--outcomes`` in place (before any work)."""
+    args.columns = parse_mapping(args.columns, "--columns", COLUMN_ROLES,
+                                 "model_x=left,model_y=right,verdict=outcome")
+    args.outcomes = parse_mapping(args.outcomes, "--outcomes", ("left", "right", "tie"),
+                                  "A=left,B=right,C=tie")
+
+
+def id_columns(args: argparse.Namespace) -> list[str]:
+    """Columns of the file to read as ids (exact strings): those mapped to an id role."""
+    mapping = args.columns if args.columns is not None else ARENA_COLUMNS
+    return [c for c, role in mapping.items() if role in _ID_ROLES]
+
+
+def map_comparisons(df: pd.DataFrame, args: argparse.Namespace, path: str):
+    """The file's table as the long comparisons table, and a note saying what was mapped."""
+    if args.columns is not None:
+        missing = [c for c in args.columns if c not in df.columns]
+        if missing:
+            raise UsageError(f"--columns names column(s) {missing} that {path!r} does not "
+                             f"have; its columns are {list(df.columns)}. Fix: use those "
+                             f"names on the left of each THEIRS=ROLE.")
+    out = comparisons_table(df, columns=args.columns, outcomes=args.outcomes)
+    notes = []
+    if args.columns is None and {"model_a", "model_b"} <= set(df.columns) \
+            and "left" not in df.columns:
+        notes.append("read as a Chatbot Arena export (model_a -> left, model_b -> right, "
+                     "winner -> outcome, both ties -> tie)")
+    elif args.columns:
+        notes.append("columns " + ", ".join(f"{c} -> {r}" for c, r in args.columns.items()))
+    if "judge" not in df.columns and (args.columns is None or "judge" not in
+                                      args.columns.values()):
+        notes.append(f"no judge column: every row is one judge, {ONE_JUDGE!r}")
+    return out, notes

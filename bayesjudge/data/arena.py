@@ -1,0 +1,200 @@
+"""Comparison tables as users' tools write them: Chatbot Arena exports, other names and labels.
+
+:func:`comparisons_table` turns a table with its own column names and outcome labels
+into the long comparisons table (``judge``, ``left``, ``right``, ``outcome`` | ``prob``;
+:func:`bayesjudge.data.comparisons.validate_comparisons`), the one documented way to map
+them (``bayesjudge rank --columns ... --outcomes ...`` on the command line). Every
+comparisons reader calls it, so without a mapping:
+
+* a Chatbot Arena export (``model_a``, ``model_b``, ``winner`` with ``model_a`` /
+  ``model_b`` / ``tie`` / ``tie (bothbad)``, as lmsys publishes its battles) is read as
+  it is: ``model_a`` -> ``left``, ``model_b`` -> ``right``, ``winner`` -> ``outcome``,
+  both ties -> ``tie``; :func:`comparisons_table` (or :func:`from_arena`) keeps Arena's
+  own value in ``winner_raw``;
+* a table without a ``judge`` column is one judge, :data:`ONE_JUDGE`
+  (``judges()`` and ``bayesjudge rank`` then show that id).
+
+Other columns (``question_id``, ``tstamp``, ...) are kept and ignored. A question id
+is not a ``context``: a context makes items comparable only within it, and with one
+battle per question nothing would be comparable; map it (``columns={"question_id":
+"context"}``) only when each question holds many comparisons of the same items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from bayesjudge.data.frames import as_pandas
+from bayesjudge.data.messages import DataValidationError, show_rows, show_values
+from bayesjudge.data.schema import label_key
+
+__all__ = ["ARENA_COLUMNS", "ARENA_OUTCOMES", "COLUMN_ROLES", "ONE_JUDGE",
+           "comparisons_table", "from_arena"]
+
+ONE_JUDGE = "(one judge)"
+"""The judge id of every row of a comparisons table without a ``judge`` column."""
+ARENA_COLUMNS = {"model_a": "left", "model_b": "right", "winner": "outcome"}
+"""Chatbot Arena's columns and the comparisons columns they become."""
+ARENA_OUTCOMES = {"model_a": "left", "model_b": "right", "tie": "tie", "tie (bothbad)": "tie"}
+"""Chatbot Arena's ``winner`` values and the outcomes they become (both ties are ties)."""
+COLUMN_ROLES = ("judge", "left", "right", "outcome", "prob", "context", "aspect")
+"""What a column can be mapped to (``columns={"their_name": role}``)."""
+_OUTCOMES = ("left", "right", "tie")
+
+
+def comparisons_table(df, columns: Mapping[str, str] | None = None,
+                      outcomes: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """A comparisons table with its own column names and labels as the long table.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame, polars.DataFrame, pyarrow.Table, ...
+        One row per comparison, any columns.
+    columns : mapping, optional
+        ``{"their_name": role}``, role one of :data:`COLUMN_ROLES`, e.g.
+        ``{"model_x": "left", "model_y": "right", "verdict": "outcome"}``. Default:
+        Chatbot Arena's :data:`ARENA_COLUMNS`, each where the table has it and not
+        its role (a table already in the long form is left as it is).
+    outcomes : mapping, optional
+        ``{"their_label": "left" | "right" | "tie"}``, e.g. ``{"A": "left", "B":
+        "right", "both": "tie"}``; labels match in any letter case, surrounding spaces
+        ignored, and ``left`` / ``right`` / ``tie`` stay valid. Default: Arena's
+        :data:`ARENA_OUTCOMES` when the outcome comes from Arena's ``winner`` column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The input (same index, other columns kept) with the columns renamed to their
+        roles; when labels were mapped, the outcome column holds ``left`` / ``right``
+        / ``tie`` and the labels as given are kept in ``<source column>_raw``
+        (``winner_raw`` for an Arena export: which tie it was). Without a ``judge``
+        column, every row gets the judge :data:`ONE_JUDGE`. A table needing none of
+        this is returned as it is (the same object).
+
+    Raises
+    ------
+    DataValidationError
+        A mapped column the table lacks, an unknown role or outcome, two columns
+        mapped to one role, a role the table already has, a label outside the map.
+
+    Examples
+    --------
+    >>> arena = pd.DataFrame({"model_a": ["gpt-4", "claude-v1"],
+    ...                       "model_b": ["claude-v1", "vicuna-13b"],
+    ...                       "winner": ["model_a", "tie (bothbad)"]})
+    >>> comparisons_table(arena)[["judge", "left", "right", "outcome", "winner_raw"]]
+             judge       left       right outcome     winner_raw
+    0  (one judge)      gpt-4   claude-v1    left        model_a
+    1  (one judge)  claude-v1  vicuna-13b     tie  tie (bothbad)
+    >>> theirs = pd.DataFrame({"x": ["a", "b"], "y": ["b", "c"], "v": ["A", "C"]})
+    >>> comparisons_table(theirs, columns={"x": "left", "y": "right", "v": "outcome"},
+    ...                   outcomes={"A": "left", "B": "right", "C": "tie"})["outcome"].tolist()
+    ['left', 'tie']
+    """
+    frame = as_pandas(df)
+    if not isinstance(frame, pd.DataFrame):
+        return frame  # validated cells, or not a table: the validator says what it needs
+    explicit = columns is not None
+    rename = _check_columns(frame, columns) if explicit else {
+        src: role for src, role in ARENA_COLUMNS.items()
+        if src in frame.columns and role not in frame.columns
+        and not (role == "outcome" and "prob" in frame.columns)}
+    source = next((src for src, role in rename.items() if role == "outcome"), "outcome")
+    if outcomes is None and rename.get("winner") == "outcome" and not explicit:
+        outcomes = ARENA_OUTCOMES
+    labels = _check_outcomes(outcomes) if outcomes is not None else None
+    if not rename and labels is None and "judge" in frame.columns:
+        return frame
+    out = frame.rename(columns=rename)
+    if labels is not None:
+        if "outcome" not in out.columns:
+            raise DataValidationError(
+                f"comparisons: outcome labels were mapped ({show_values(list(labels))}) but "
+                f"the table has no outcome column (it has {list(frame.columns)}). Fix: map the "
+                f"column holding the verdicts to outcome (columns={{'verdict': 'outcome'}}).")
+        raw = out["outcome"]
+        mapped = _relabel(out, raw, labels)
+        at = out.columns.get_loc("outcome") + 1
+        if f"{source}_raw" in out.columns:
+            raise DataValidationError(
+                f"comparisons already has a column {source + '_raw'!r}, where the outcome "
+                f"labels as given are kept. Fix: rename or drop it.")
+        out = out.assign(outcome=mapped)
+        out.insert(at, f"{source}_raw", raw)
+    if "judge" not in out.columns:
+        out.insert(0, "judge", ONE_JUDGE)
+    return out
+
+
+def from_arena(df) -> pd.DataFrame:
+    """A Chatbot Arena export (``model_a``, ``model_b``, ``winner``) as the long table.
+
+    :func:`comparisons_table` with Arena's columns and labels required: ``winner`` in
+    ``model_a`` / ``model_b`` / ``tie`` / ``tie (bothbad)`` becomes ``outcome``
+    (both ties ``tie``); ``winner_raw`` keeps Arena's value; no ``judge`` column gives
+    one judge, :data:`ONE_JUDGE`. Models and ``bayesjudge rank`` read such a file
+    directly; call this to see the mapped table or to keep ``winner_raw``.
+    """
+    return comparisons_table(df, columns=ARENA_COLUMNS, outcomes=ARENA_OUTCOMES)
+
+
+def _check_columns(frame: pd.DataFrame, columns: Mapping[str, str]) -> dict[str, str]:
+    if not isinstance(columns, Mapping):
+        raise DataValidationError(
+            f"columns must be a mapping {{'their_name': role}}, got {type(columns).__name__}.")
+    have = list(frame.columns)
+    missing = [c for c in columns if c not in have]
+    if missing:
+        raise DataValidationError(
+            f"comparisons has no column(s) {show_values(missing)} to map; it has {have}. "
+            f"Fix: name columns of the table in columns={{'their_name': role}}.")
+    bad = {c: r for c, r in columns.items() if r not in COLUMN_ROLES}
+    if bad:
+        raise DataValidationError(
+            f"columns maps to unknown role(s) {bad}; a column can become one of "
+            f"{list(COLUMN_ROLES)}.")
+    roles = list(columns.values())
+    twice = sorted({r for r in roles if roles.count(r) > 1})
+    if twice:
+        raise DataValidationError(
+            f"columns maps several columns to {twice}: "
+            f"{ {c: r for c, r in columns.items() if r in twice} }. Fix: map one column to each.")
+    taken = [r for src, r in columns.items() if r in have and r != src and r not in columns]
+    if taken:
+        raise DataValidationError(
+            f"comparisons already has column(s) {taken}, which columns would map other columns "
+            f"to. Fix: drop or rename those columns, or map them too.")
+    return {src: role for src, role in columns.items() if src != role}
+
+
+def _check_outcomes(outcomes: Mapping[str, str]) -> dict:
+    if not isinstance(outcomes, Mapping):
+        raise DataValidationError(
+            f"outcomes must be a mapping {{'their_label': 'left' | 'right' | 'tie'}}, got "
+            f"{type(outcomes).__name__}.")
+    bad = {k: v for k, v in outcomes.items() if label_key(v) not in _OUTCOMES}
+    if bad:
+        raise DataValidationError(
+            f"outcomes maps labels to {bad}; an outcome is one of {list(_OUTCOMES)}.")
+    labels = {o: o for o in _OUTCOMES}
+    labels.update({label_key(k): label_key(v) for k, v in outcomes.items()})
+    return labels
+
+
+def _relabel(frame: pd.DataFrame, raw: pd.Series, labels: dict) -> pd.Series:
+    codes, uniques = pd.factorize(raw, sort=False)  # each distinct label looked up once
+    known = [labels.get(label_key(u)) for u in uniques]
+    unknown = [u for u, k in zip(uniques, known) if k is None]
+    if unknown:
+        where = frame.index[pd.Series(raw).isin(unknown).to_numpy()]
+        raise DataValidationError(
+            f"comparisons.outcome has label(s) {show_values(unknown)} at {show_rows(where)} "
+            f"outside the outcome map {labels}. Fix: add them to outcomes= (--outcomes) or "
+            f"drop those rows.")
+    # code -1 (a missing verdict) picks the trailing None: it stays missing for the
+    # validator to name
+    return pd.Series(np.asarray([*known, None], dtype=object)[codes], index=raw.index,
+                     dtype=object)
