@@ -121,7 +121,7 @@ class OrdinalBT(OrdinalReports, PairwiseModel):
     >>> import pandas as pd
     >>> table = pd.DataFrame({"judge": ["j1"] * 6, "left": ["a", "b", "c", "a", "b", "c"],
     ...                       "right": ["b", "c", "a", "c", "a", "b"],
-    ...                       "outcome": ["A>>B", "A>B", "B>A", "A>B", "B>>A", "A=B"]})
+    ...                       "outcome": ["A>>B", "A>B", "B>>A", "A>>B", "B>A", "A=B"]})
     >>> model = OrdinalBT().fit(table)
     >>> model.ranking()["item"].tolist()
     ['a', 'b', 'c']
@@ -192,6 +192,12 @@ class OrdinalBT(OrdinalReports, PairwiseModel):
         flat = {k: Prior("Flat") for k in self.default_priors}
         flat["cutpoint_gap"] = Prior("HalfFlat")
         return flat
+
+    def _structure_key(self, fd: FitData) -> tuple:
+        # the graph depends on the number of levels, not on their labels (coords)
+        name, params, *rest = super()._structure_key(fd)
+        params = tuple((k, len(self._levels) if k == "levels" else v) for k, v in params)
+        return (name, params, *rest)
 
     def _has_discriminators(self) -> bool:
         return self.discriminators
