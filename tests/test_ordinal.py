@@ -212,3 +212,19 @@ def test_judges_and_unused_levels(parity_table):
     no_tie = parity_table[parity_table["outcome"] != "A=B"]
     with pytest.warns(UserWarning, match=r"level\(s\) \['A=B'\] never observed"):
         bj.OrdinalBT().fit(no_tie)
+
+
+def test_leave_one_cell_out_equals_the_table_without_its_rows(parity_table):
+    # compare(reloo=True) / K-fold refit on _loo_data: the same fit as dropping the rows
+    model = bj.OrdinalBT().fit(parity_table)
+    fd = model._fit_data
+    first = (parity_table["left"] == parity_table["left"][0]) & (
+        parity_table["right"] == parity_table["right"][0]) & (
+        parity_table["judge"] == parity_table["judge"][0])
+    refit = bj.OrdinalBT()
+    loo = model._loo_data(fd, "comparison", np.array([0]))
+    refit._prepare = lambda *args, **kwargs: loo
+    refit.fit()
+    reduced = bj.OrdinalBT().fit(parity_table[~first])
+    np.testing.assert_allclose(refit.map_["skill"], reduced.map_["skill"], atol=1e-6)
+    np.testing.assert_allclose(refit.map_["cutpoint"], reduced.map_["cutpoint"], atol=1e-6)

@@ -147,4 +147,9 @@ def validate_graded(table: pd.DataFrame, levels=None) -> tuple[Comparisons, np.n
     comps, cell = collapse_rows(three)
     k = len(levels)
     counts = np.bincount(cell * k + codes, minlength=len(comps) * k).reshape(-1, k)
+    if not np.array_equal(counts.sum(axis=1), comps.n):  # rows weighted by a count column
+        raise DataValidationError(
+            f"{_NAME}: graded verdicts are read one row per verdict, but the table's rows "
+            f"carry other weights (a count column?). Fix: repeat each row as many times "
+            f"as it counts (df.loc[df.index.repeat(df['n'])]).")
     return comps, counts.astype(float)

@@ -298,9 +298,10 @@ class OrdinalBT(OrdinalReports, PairwiseModel):
         if unused:
             warnings.warn(
                 f"comparisons.outcome: level(s) {show_values(unused)} never observed"
-                f"{' (per judge)' if per_judge else ''}: the data alone put the cut points "
-                f"beside them at a boundary (an outer level: at infinity), so they come from "
-                f"the prior (under priors='flat' the MAP runs off). Fix: fewer levels, or "
+                f"{' (per judge)' if per_judge else ''}: the cut points beside them have no "
+                f"finite maximum-likelihood value (an unused outer level pushes its cut point "
+                f"to infinity, an unused inner level its gap to 0), so they come from the "
+                f"prior (under priors='flat' the MAP runs off). Fix: fewer levels, or "
                 f"per_judge_cutpoints=False.", UserWarning, stacklevel=4)
         if self.priors == "flat":
             top = counts[:, -1] == comps.n
