@@ -228,3 +228,17 @@ def test_leave_one_cell_out_equals_the_table_without_its_rows(parity_table):
     reduced = bj.OrdinalBT().fit(parity_table[~first])
     np.testing.assert_allclose(refit.map_["skill"], reduced.map_["skill"], atol=1e-6)
     np.testing.assert_allclose(refit.map_["cutpoint"], reduced.map_["cutpoint"], atol=1e-6)
+
+
+def test_two_levels_are_bradley_terry(parity_table):
+    table = parity_table[parity_table["outcome"] != "A=B"].copy()
+    table["outcome"] = np.where(table["outcome"].str.startswith("A"), "left", "right")
+    ordinal = bj.OrdinalBT(levels=["right", "left"]).fit(table)
+    bt = bj.BradleyTerry(kind="hard", symmetrize=False).fit(table)
+    np.testing.assert_allclose(ordinal.map_["cutpoint"], [0.0])
+    np.testing.assert_allclose(ordinal.map_["skill"], bt.map_["skill"], atol=1e-6)
+    pred = ordinal.predict(pd.DataFrame({"left": ["m0"], "right": ["m3"]}))
+    # the levels' own columns are kept (not overwritten by the three-way ones)
+    assert pred.filter(like="p_").columns.tolist() == ["p_right", "p_left", "p_tie"]
+    np.testing.assert_allclose(pred["p_left"], expit(bt.map_["skill"][0] - bt.map_["skill"][3]),
+                               atol=1e-6)

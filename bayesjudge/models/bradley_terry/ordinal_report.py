@@ -86,7 +86,8 @@ class OrdinalReports:
             The input columns, one row per input row in input order, plus ``p_<level>``
             for every level in ``levels`` order (summing to 1), then ``p_left``,
             ``p_tie``, ``p_right`` (the levels above, at and below the middle: 0 tie
-            for an even number of levels); posterior means under NUTS (with
+            for an even number of levels; left out where a level's own column has that
+            name, e.g. levels named ``right`` / ``left``); posterior means under NUTS (with
             ``_lower`` / ``_upper`` intervals), the MAP plug-in under MAP.
         """
         self._check_fitted()
@@ -113,6 +114,8 @@ class OrdinalReports:
                                                  axis=0)
         out = pairs.reset_index(drop=True).copy()
         for j, name in enumerate(names):
+            if j >= k and name in names[:k]:  # a level's column: never overwritten
+                continue
             out[name] = mean[:, j]
             if nuts:
                 out[f"{name}_lower"], out[f"{name}_upper"] = lo[:, j], hi[:, j]
