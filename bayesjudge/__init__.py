@@ -7,7 +7,7 @@ from bayesjudge.comparison import compare
 from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import DataValidationError
 from bayesjudge.data.symmetrization import symmetrize
-from bayesjudge.models.bradley_terry import BradleyTerry, BTSigma, DavidsonBT
+from bayesjudge.models.bradley_terry import BradleyTerry, BTSigma, DavidsonBT, OrdinalBT
 from bayesjudge.models.davidson import DavidsonAggregator
 from bayesjudge.models.misclassification import (
     HierarchicalMisclassificationModel,
@@ -32,6 +32,7 @@ __all__ = [
     "HierarchicalMisclassificationModel",
     "MisclassificationModel",
     "NotFittedError",
+    "OrdinalBT",
     "PreferenceDistribution",
     "Prior",
     "TemperatureScaling",

@@ -4,9 +4,12 @@
   Soft-SC, CI-SC; Dadkhahi et al. 2025, arXiv:2512.03019).
 * :mod:`~bayesjudge.baselines.calibration` -- post-hoc correctors of a probabilistic
   judge: contextual and batch calibration (Li, Li, Huang et al. 2025, arXiv:2510.00263).
+* :mod:`~bayesjudge.baselines.graded` -- graded verdicts: Arena-Hard-Auto's weighted
+  win rate and a linear reward score (beside ``OrdinalBT``).
 """
 
 from bayesjudge.baselines.calibration import BatchCalibration, ContextualCalibration
+from bayesjudge.baselines.graded import arena_hard_score, linear_reward_score
 from bayesjudge.baselines.ranking import (
     avg_prob,
     ece_temperature,
@@ -33,4 +36,6 @@ __all__ = [
     "human_preferences",
     "temperature_calibrate",
     "temperature_scale",
+    "arena_hard_score",
+    "linear_reward_score",
 ]

@@ -22,6 +22,12 @@ from bayesjudge.cli.mapping import (
     id_columns,
     map_comparisons,
 )
+from bayesjudge.cli.ordinal import (
+    EPILOG_ORDINAL,
+    add_ordinal_options,
+    build_ordinal,
+    check_ordinal,
+)
 from bayesjudge.constants import CI_PROB
 
 PCT = f"{100 * CI_PROB:g}%"
@@ -45,7 +51,7 @@ models (Qian, Sun, Gales & Knill 2026, arXiv:2602.16610)
   davidson-bt  Davidson's model with ties (hard outcomes), --tie global|per-judge;
                --discriminators adds sigma_k, --position-bias a per-judge bias toward
                the left slot (use it when pairs were judged in one order only)
-
+%(ordinal)s
 output
   RANKING.csv  one row per (context, item): posterior mean skill with its %(pct)s interval
                (--level), rank (1 = best) with its interval, P(best). --judges writes
@@ -58,9 +64,9 @@ output
 %(files)s
 example
   bayesjudge rank comparisons.csv --model bt-sigma --out ranking.csv --judges judges.csv
-""" % {"pct": PCT, "files": FILES_HELP, "mapping": MAPPING_HELP}
+""" % {"pct": PCT, "files": FILES_HELP, "mapping": MAPPING_HELP, "ordinal": EPILOG_ORDINAL}
 
-MODELS = ("bt", "bt-sigma", "davidson-bt")
+MODELS = ("bt", "bt-sigma", "davidson-bt", "ordinal")
 
 
 def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, check_seed):
@@ -72,14 +78,16 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
         if args.method == "nuts":
             check_nuts(args.draws, args.tune, args.chains)
         check_seed(args.seed)
+        check_ordinal(args)
         if args.model == "davidson-bt" and args.kind == "soft":
             raise UsageError("--kind soft does not apply to --model davidson-bt (Davidson's "
                              "model is for hard outcomes with ties). Fix: drop --kind, or "
                              "use --model bt-sigma for soft probabilities.")
-        if args.model != "davidson-bt" and (args.position_bias or args.discriminators
-                                             or args.tie != "global"):
+        if args.model not in ("davidson-bt", "ordinal") and (
+                args.position_bias or args.discriminators or args.tie != "global"):
             raise UsageError("--tie, --discriminators and --position-bias apply to --model "
-                             "davidson-bt only. Fix: add --model davidson-bt or drop them.")
+                             "davidson-bt only (--discriminators and --position-bias also to "
+                             "--model ordinal). Fix: add --model davidson-bt or drop them.")
         if args.symmetrize and args.position_bias:
             raise UsageError("--symmetrize turns every pair judged in both orders to one "
                              "orientation, which leaves --position-bias nothing to learn from. "
@@ -108,7 +116,7 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
     rank.add_argument("comparisons", metavar="COMPARISONS.csv",
                       help="pairwise judgments (see the format below)")
     rank.add_argument("--model", choices=MODELS, default="bt-sigma",
-                      help="bt, bt-sigma (default) or davidson-bt")
+                      help="bt, bt-sigma (default), davidson-bt or ordinal")
     rank.add_argument("--kind", choices=["soft", "hard"], default=None,
                       help="bt / bt-sigma: soft (probabilities) or hard (outcomes); default: "
                       "hard if the file has an outcome column, else soft (davidson-bt is "
@@ -130,6 +138,7 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
     rank.add_argument("--level", type=float, default=CI_PROB,
                       help=f"credible interval level in (0.5, 1), default {CI_PROB}")
     add_mapping_options(rank)
+    add_ordinal_options(rank)
     add_nuts_options(rank)
     rank.add_argument("--out", required=True, metavar="RANKING.csv",
                       help="output CSV (its folder must exist)")
@@ -144,6 +153,8 @@ def build_model(args: argparse.Namespace):
     """The configured model of a ``rank`` command line."""
     from bayesjudge import BradleyTerry, BTSigma, DavidsonBT
 
+    if args.model == "ordinal":
+        return build_ordinal(args)
     sym = {} if args.symmetrize is None else {"symmetrize": args.symmetrize}
     if args.model == "bt":
         return BradleyTerry(kind=args.kind or "soft", random_seed=args.seed, **sym)
@@ -202,7 +213,7 @@ def run_rank(args: argparse.Namespace) -> int:
     fmt = {"float_format": lambda v: f"{v:.3f}", "index": False}
     n_ctx = ranking["context"].nunique() if "context" in ranking else 1
     # every row is an observation, symmetrised or not (eq. 3 keeps the rows' weight)
-    sym = ", both orders symmetrised (eq. 3)" if model.symmetrize else ""
+    sym = ", both orders symmetrised (eq. 3)" if getattr(model, "symmetrize", False) else ""
     print(f"{type(model).__name__} ({args.method}{sym}) on {len(comparisons)} comparisons, "
           f"{len(ranking)} items in {n_ctx} context(s):")
     for note in notes:
