@@ -27,6 +27,7 @@ from bayesjudge.data import (
     require_frame,
     show_values,
 )
+from bayesjudge.data.counts import expand_counts
 from bayesjudge.metrics.calibration import expected_calibration_error
 from bayesjudge.metrics.ranking import comparison_probs
 
@@ -57,7 +58,8 @@ def avg_prob(comparisons: pd.DataFrame, *, per_judge: bool = False) -> pd.DataFr
     ----------
     comparisons : pandas.DataFrame
         ``left``, ``right``, ``prob`` or ``outcome``; optional ``judge``,
-        ``context``, ``aspect``. Items are scored within their (context, aspect).
+        ``context``, ``aspect`` and a count ``n`` (a row with ``n = k`` is ``k``
+        rows). Items are scored within their (context, aspect).
     per_judge : bool, default False
         One score per judge (Table 1's single-judge Avg-Prob) instead of pooling all
         judges' rows (the jury's Avg-Prob of Table 2, the mean over judges and pairs).
@@ -69,6 +71,7 @@ def avg_prob(comparisons: pd.DataFrame, *, per_judge: bool = False) -> pd.DataFr
         only the columns the table has -- in first-appearance order, with ``score``
         (:math:`w_i`) and ``n`` (number of rows used).
     """
+    comparisons = expand_counts(comparisons, "comparisons")  # a row with n = k is k rows
     p = comparison_probs(comparisons)
     keys = [c for c in ("context", "judge", "aspect") if c in comparisons.columns]
     if not per_judge and "judge" in keys:
@@ -244,6 +247,17 @@ def temperature_calibrate(
         T per group (indexed by the ``by`` columns).
     """
     require_frame(comparisons, "comparisons", ["judge", "left", "right", "prob"])
+    if "n" in comparisons.columns or "n" in human.columns:
+        # T is fit on the counted rows (a row with n = k is k rows); the rows given are scaled
+        by = [c for c in ("judge", "aspect") if c in comparisons.columns] if by is None else by
+        _, temps = temperature_calibrate(
+            expand_counts(comparisons, "comparisons"), expand_counts(human, "human"),
+            by=by, n_bins=n_bins, bounds=bounds)
+        t_row = (comparisons[list(by)].merge(temps.reset_index(), on=list(by), how="left")[
+            "temperature"].to_numpy(float) if by else np.full(len(comparisons), temps.iloc[0]))
+        out = comparisons.copy()
+        out["prob"] = temperature_scale(comparison_probs(comparisons), t_row)
+        return out, temps
     p = comparison_probs(comparisons)
     h = comparison_probs(human, name="human")
     keys = [c for c in ("context", "aspect") if c in comparisons.columns] + ["left", "right"]

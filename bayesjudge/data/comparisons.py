@@ -31,6 +31,7 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from bayesjudge.data.counts import apply_counts, warn_unused_columns
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import label_key, require_frame
 
@@ -59,7 +60,7 @@ class Comparisons:
     context, aspect, left, right, judge : ndarray of int64, shape (n_cells,)
         Codes of each cell (``context``/``aspect`` are 0 without the column).
     n : ndarray of float64
-        Rows (weight) of each cell.
+        Rows (weight) of each cell; a row with a count ``n = k`` is ``k`` rows.
     prob_sum : ndarray of float64
         Summed P(left wins) of the cell's rows; hard rows count 1 (left),
         0.5 (tie), 0 (right).
@@ -67,7 +68,7 @@ class Comparisons:
         Rows with left / tie / right outcome; soft rows count as p > 0.5,
         p = 0.5, p < 0.5.
     n_rows : int
-        Rows of the table it was built from.
+        Rows of the table it was built from (the sum of its ``n`` column, if any).
     """
 
     kind: Literal["soft", "hard"]
@@ -186,7 +187,9 @@ def validate_comparisons(comparisons: pd.DataFrame | Comparisons) -> Comparisons
     ----------
     comparisons : pandas.DataFrame or Comparisons
         Columns ``judge``, ``left``, ``right`` and ``prob`` (soft) or ``outcome``
-        (hard); optional ``context`` and ``aspect``. Other columns are ignored.
+        (hard); optional ``context``, ``aspect`` and a count ``n`` (a row with
+        ``n = k`` is ``k`` identical rows; rows with ``n = 0`` are dropped). Other
+        columns are ignored with an :class:`~bayesjudge.data.counts.UnusedColumnWarning`.
 
     Returns
     -------
@@ -207,9 +210,13 @@ def validate_comparisons(comparisons: pd.DataFrame | Comparisons) -> Comparisons
     return collapse_rows(comparisons)[0]
 
 
-def collapse_rows(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray]:
-    """Validated cells (:func:`validate_comparisons`) and the cell index of every row."""
+def collapse_rows(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray, pd.DataFrame]:
+    """Validated cells (:func:`validate_comparisons`), the cell index of every row, and
+    the rows used (``comparisons`` without its ``n = 0`` rows)."""
     df = require_frame(comparisons, _NAME, ["judge", "left", "right"])
+    warn_unused_columns(df, _NAME)
+    df, weight = apply_counts(df, _NAME)
+    w = np.ones(len(df)) if weight is None else weight.astype(float)
     optional = [c for c in ("context", "aspect") if c in df.columns]
     for col in ["judge", "left", "right", *optional]:
         missing = df[col].isna().to_numpy()
@@ -246,15 +253,15 @@ def collapse_rows(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray]:
     rest, r = np.divmod(rest, len(items))
     rest, lft = np.divmod(rest, len(items))
     a, c = np.divmod(rest, n_ctx)
-    outcomes = np.bincount(cell * 3 + outcome_code(p), minlength=3 * m).reshape(m, 3)
+    outcomes = np.bincount(cell * 3 + outcome_code(p), weights=w, minlength=3 * m).reshape(m, 3)
     comps = Comparisons(
         kind=kind, items=items, judges=judges, contexts=contexts, aspects=aspects,
         context=c, aspect=a, left=lft, right=r, judge=j,
-        n=np.bincount(cell, minlength=m).astype(float),
-        prob_sum=np.bincount(cell, weights=p, minlength=m),
-        outcomes=outcomes.astype(float), n_rows=len(df))
+        n=np.bincount(cell, weights=w, minlength=m),
+        prob_sum=np.bincount(cell, weights=p * w, minlength=m),
+        outcomes=outcomes.astype(float), n_rows=int(w.sum()))
     check_connected(comps)
-    return comps, cell
+    return comps, cell, df
 
 
 def check_connected(comps: Comparisons) -> None:

@@ -5,9 +5,8 @@ Implements the diagnostics and evaluation metrics of Qian, Sun, Gales & Knill (2
 the cycle inconsistency rate of Section 3.2 (eqs. 8-10), Spearman's rank correlation
 per context averaged over contexts (SRC, Section 4), and the correlation of the
 learned judge reliability 1/sigma_k with judge quality (Section 5.3, Tables 3-4).
-All functions take plain pandas tables or arrays in the comparisons schema
-(``judge``, ``left``, ``right``, ``prob`` or ``outcome``, optional ``context`` and
-``aspect``) and are vectorised: no Python loop over contexts, judges or triples.
+Tables are in the comparisons schema (a row with a count ``n = k`` is ``k`` rows);
+everything is vectorised: no Python loop over contexts, judges or triples.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from bayesjudge.data import DataValidationError, check_no_missing, require_frame, show_values
+from bayesjudge.data.counts import expand_counts
 from bayesjudge.data.messages import show_rows
 from bayesjudge.data.schema import label_key
 
@@ -169,7 +169,7 @@ def cycle_rate(
     ----------
     comparisons : pandas.DataFrame
         Comparisons table: ``left``, ``right``, ``prob`` (P(left beats right)) or
-        ``outcome`` (left/right/tie); optional ``judge``, ``context``, ``aspect``.
+        ``outcome`` (left/right/tie); optional ``judge``, ``context``, ``aspect``, ``n``.
         Ids are compared exactly as given.
     by : sequence of str, optional
         Columns to report rates for (each a subset of ``judge``, ``context``,
@@ -197,7 +197,7 @@ def cycle_rate(
     >>> float(cycle_rate(df)["cycle_rate"].iloc[0])
     1.0
     """
-    p = comparison_probs(comparisons)
+    p = comparison_probs(comparisons := expand_counts(comparisons, "comparisons"))  # n = k: k rows
     cells = [c for c in _CELL_COLUMNS if c in comparisons.columns]
     if by is None:
         by = [c for c in ("judge", "aspect") if c in comparisons.columns]
