@@ -302,3 +302,19 @@ def test_cli_rank_and_report_read_the_count_column(tmp_path):
         tables[name] = pd.read_csv(tmp_path / f"{name}-report.csv")
     pd.testing.assert_frame_equal(tables["counts"], tables["long"])
     assert tables["counts"][["n", "m0", "m1"]].iloc[0].tolist() == [100, 38, 45]
+
+
+def test_columns_a_loader_adds_for_the_reader_are_quiet():
+    from bayesjudge.data.counts import mark_info_columns
+    from bayesjudge.datasets import pandalm_judge_outputs, pandalm_jury
+
+    votes = mark_info_columns(pd.DataFrame({"item": ["a", "b"], "vote": [1, 0],
+                                            "segment": [1, 2]}), ["segment"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        validate_votes(votes[votes["vote"] >= 0].rename(columns={"item": "item"}))
+        validate_comparisons(pandalm_jury(unparsable="drop"))  # its `item` column
+        out = pandalm_judge_outputs(unparsable="drop")  # its `verdict` column
+        validate_judge_outputs(out[out["judge"] == out["judge"].iloc[0]])
+    with pytest.warns(UnusedColumnWarning, match="segment"):  # a user's own column warns
+        validate_votes(pd.DataFrame(votes))
