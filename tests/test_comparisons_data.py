@@ -118,7 +118,8 @@ def test_symmetrize_soft_by_hand():
     df = pd.DataFrame({"context": ["x", "x", "x", "x", "y"], "judge": "k",
                        "left": ["a", "b", "a", "c", "a"], "right": ["b", "a", "c", "b", "b"],
                        "prob": [0.9, 0.3, 0.6, 0.2, 0.7], "note": "dropped"})
-    out = symmetrize(df)
+    with pytest.warns(UserWarning, match=r"column\(s\) \['note'\] that are not used"):
+        out = symmetrize(df)
     # (a,b) and (b,a) in context x: p' = (0.9 + 1 - 0.3) / 2 = 0.8 on both rows (each row
     # stays an observation, the second turned to a-b); (a,c), (c,b) and context y's (a,b)
     # were judged in one order only and stay as they are.

@@ -279,7 +279,6 @@ def _random_item_votes(seed=4, n_items=30):
     ]
     long_df = pd.DataFrame(long_rows, columns=["item", "vote"])
     long_df = long_df.iloc[rng.permutation(len(long_df))].reset_index(drop=True)
-    long_df["judge"] = "some-llm"  # extra columns are ignored
     return counts_df, long_df
 
 
@@ -288,7 +287,8 @@ def test_predict_keeps_every_item_in_input_order(fit_name, request):
     model = request.getfixturevalue(fit_name)
     counts_df, long_df = _random_item_votes()
     by_counts = model.predict(counts_df)
-    by_long = model.predict(long_df)
+    with pytest.warns(UserWarning, match=r"\['judge'\] that are not used"):
+        by_long = model.predict(long_df.assign(judge="some-llm"))  # named, then ignored
     assert by_counts["item"].tolist() == counts_df["item"].tolist()
     assert by_long["item"].tolist() == list(pd.unique(long_df["item"]))
     pd.testing.assert_frame_equal(

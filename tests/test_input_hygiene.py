@@ -75,8 +75,10 @@ def test_a_repeated_header_name_renamed_by_read_csv_is_refused():
         validate_comparisons(table)
     assert "judge.1" in str(err.value) and "df.drop(columns=['judge.1'])" in str(err.value)
     # a column of that form is fine when the table does not read its base name
-    validate_votes(pd.DataFrame({"item": ["a"], "vote": [1], "note": ["x"], "note.1": ["y"]}))
-    validate_votes(pd.DataFrame({"item": ["a"], "vote": [1], "vote.x": ["y"]}))
+    with pytest.warns(UserWarning, match=r"\['note', 'note.1'\] that are not used"):
+        validate_votes(pd.DataFrame({"item": ["a"], "vote": [1], "note": ["x"], "note.1": ["y"]}))
+    with pytest.warns(UserWarning, match=r"\['vote.x'\] that are not used"):
+        validate_votes(pd.DataFrame({"item": ["a"], "vote": [1], "vote.x": ["y"]}))
 
 
 def test_duplicated_columns_are_refused_in_two_table_validation():

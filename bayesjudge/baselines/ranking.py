@@ -28,6 +28,7 @@ from bayesjudge.data import (
     show_values,
 )
 from bayesjudge.data.arena import comparisons_table
+from bayesjudge.data.counts import expand_counts
 from bayesjudge.data.frames import as_pandas
 from bayesjudge.metrics.calibration import expected_calibration_error
 from bayesjudge.metrics.ranking import comparison_probs
@@ -59,8 +60,9 @@ def avg_prob(comparisons: pd.DataFrame, *, per_judge: bool = False) -> pd.DataFr
     ----------
     comparisons : pandas.DataFrame
         ``left``, ``right``, ``prob`` or ``outcome``; optional ``judge`` (without
-        it, one judge ``"(one judge)"``), ``context``, ``aspect``. Items are scored
-        within their (context, aspect). A Chatbot Arena export is read as it is
+        it, one judge ``"(one judge)"``), ``context``, ``aspect`` and a count ``n``
+        (a row with ``n = k`` is ``k`` rows). Items are scored within their (context,
+        aspect). A Chatbot Arena export is read as it is
         (:func:`bayesjudge.data.arena.comparisons_table`).
     per_judge : bool, default False
         One score per judge (Table 1's single-judge Avg-Prob) instead of pooling all
@@ -73,7 +75,8 @@ def avg_prob(comparisons: pd.DataFrame, *, per_judge: bool = False) -> pd.DataFr
         only the columns the table has -- in first-appearance order, with ``score``
         (:math:`w_i`) and ``n`` (number of rows used).
     """
-    comparisons = comparisons_table(comparisons)  # Arena columns, polars, ...: long table
+    # Arena columns, polars, ...: the long table; a row with n = k is k rows
+    comparisons = expand_counts(comparisons_table(comparisons), "comparisons")
     p = comparison_probs(comparisons)
     keys = [c for c in ("context", "judge", "aspect") if c in comparisons.columns]
     if not per_judge and "judge" in keys:
@@ -246,6 +249,17 @@ def temperature_calibrate(
     """
     comparisons, human = comparisons_table(comparisons), as_pandas(human)
     require_frame(comparisons, "comparisons", ["judge", "left", "right", "prob"])
+    if "n" in comparisons.columns or "n" in human.columns:
+        # T is fit on the counted rows (a row with n = k is k rows); the rows given are scaled
+        by = [c for c in ("judge", "aspect") if c in comparisons.columns] if by is None else by
+        _, temps = temperature_calibrate(
+            expand_counts(comparisons, "comparisons"), expand_counts(human, "human"),
+            by=by, n_bins=n_bins, bounds=bounds)
+        t_row = (comparisons[list(by)].merge(temps.reset_index(), on=list(by), how="left")[
+            "temperature"].to_numpy(float) if by else np.full(len(comparisons), temps.iloc[0]))
+        out = comparisons.copy()
+        out["prob"] = temperature_scale(comparison_probs(comparisons), t_row)
+        return out, temps
     p = comparison_probs(comparisons)
     h = comparison_probs(human, name="human")
     keys = [c for c in ("context", "aspect") if c in comparisons.columns] + ["left", "right"]

@@ -30,6 +30,7 @@ from bayesjudge.data import (
     require_frame,
     validate_votes,
 )
+from bayesjudge.data.counts import expand_counts
 from bayesjudge.data.frames import as_pandas
 
 __all__ = [
@@ -258,6 +259,7 @@ def _group_votes(votes: pd.DataFrame, need_confidence: bool) -> _GroupedVotes:
     # Validation lives in bayesjudge.data (one place, one set of messages).
     required = ["item", "vote"] + (["confidence"] if need_confidence else [])
     require_frame(votes, "votes", required)
+    votes = expand_counts(votes, "votes")  # a row with n = k is k votes
     check_no_missing(votes, "votes", required)
     vote = check_integer_values(votes, "votes", "vote", (-1, 0, 1))
     confidence = None

@@ -78,6 +78,8 @@ def read_labels(path: str) -> tuple[AnnotationCounts, bool]:
         raise DataValidationError(
             f"labels file {path!r} has no column(s) {missing} (columns: {list(df.columns)}); "
             f"it needs item,annotator,label or item,label.")
+    if "annotator" not in df.columns and "n" in df.columns:  # item,label,n: one row per label
+        df = df.assign(annotator=df["label"].astype(str))
     if "annotator" not in df.columns:
         dup = df["item"].duplicated().to_numpy()
         if dup.any():

@@ -17,6 +17,11 @@ from bayesjudge.data.comparisons import (  # noqa: F401  (re-exports)
     Comparisons,
     validate_comparisons,
 )
+from bayesjudge.data.counts import (  # noqa: F401  (re-exports)
+    KNOWN_COLUMNS,
+    UnusedColumnWarning,
+    expand_counts,
+)
 from bayesjudge.data.frames import as_pandas  # noqa: F401  (re-export)
 from bayesjudge.data.judgments import (  # noqa: F401  (re-exports)
     MisclassificationCounts,

@@ -11,9 +11,14 @@ a probability p(x) of the same event. Two long tables carry that:
   B is preferred, section 2.1), so ``1 -> "B"`` and ``0 -> "A"``; ties are
   optional. One row per (item, annotator); collapsed to per-item counts
   (k_A, k_tie, k_B) and m = k_A + k_tie + k_B in first-appearance item order.
+  An optional count ``n``: a row with ``n = k`` is ``k`` annotators giving that
+  label (its ``annotator`` then names the group; (item, annotator) stays unique
+  as the rows are given); rows with ``n = 0`` are dropped.
 * judge outputs -- ``item``, ``prob`` = P(B better) and optionally
   ``prob_swapped`` = P(A better) from the prompt with A and B swapped (so an
   unbiased judge has prob + prob_swapped = 1, section 5.2), optionally ``judge``.
+  One prediction per (judge, item): a count ``n`` may only be 1 (the counts of
+  human labels belong in the annotations).
 
 Everything raises :class:`~bayesjudge.data.DataValidationError` naming the
 column, the first bad values and the fix; nothing is dropped silently.
@@ -26,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from bayesjudge.data.counts import COUNT, apply_counts, warn_unused_columns
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import check_no_missing, label_key, require_frame
 
@@ -142,6 +148,8 @@ def validate_annotations(
             raise DataValidationError(_tie_message(annotations.items[annotations.counts[:, 1] > 0]))
         return annotations
     df = require_frame(annotations, "annotations", ["item", "annotator", "label"])
+    warn_unused_columns(df, "annotations")
+    df, weight = apply_counts(df, "annotations")
     check_no_missing(df, "annotations", ["item", "annotator", "label"])
     raw = df["label"]
     keys = raw.map(_label_key)
@@ -167,7 +175,7 @@ def validate_annotations(
         )
     item_codes, items = pd.factorize(df["item"], sort=False)
     counts = np.zeros((len(items), 3), dtype=np.int64)
-    np.add.at(counts, (item_codes, codes), 1)
+    np.add.at(counts, (item_codes, codes), 1 if weight is None else weight)
     return AnnotationCounts(pd.Index(items, name="item"), counts)
 
 
@@ -227,6 +235,15 @@ def validate_judge_outputs(outputs: pd.DataFrame | JudgeOutputs) -> JudgeOutputs
     if isinstance(outputs, JudgeOutputs):
         return outputs
     df = require_frame(outputs, "judge outputs", ["item", "prob"])
+    warn_unused_columns(df, "judge outputs")
+    if COUNT in df.columns:
+        many = pd.to_numeric(df[COUNT], errors="coerce").to_numpy(float, na_value=np.nan) != 1
+        if many.any():
+            raise DataValidationError(
+                f"judge outputs.n must be 1 on every row: a judge output is one prediction per "
+                f"(judge, item), not a count of rows; found "
+                f"{show_values(pd.unique(df[COUNT][many]))} at {show_rows(df.index[many])}. "
+                f"Fix: drop the n column (counts of human labels belong in the annotations table).")
     check_no_missing(df, "judge outputs", ["item"])
     swapped = None
     if "prob_swapped" in df.columns:

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from bayesjudge.data.counts import INFO_COLUMNS, mark_info_columns
 from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import label_key
@@ -40,7 +41,7 @@ ARENA_COLUMNS = {"model_a": "left", "model_b": "right", "winner": "outcome"}
 """Chatbot Arena's columns and the comparisons columns they become."""
 ARENA_OUTCOMES = {"model_a": "left", "model_b": "right", "tie": "tie", "tie (bothbad)": "tie"}
 """Chatbot Arena's ``winner`` values and the outcomes they become (both ties are ties)."""
-COLUMN_ROLES = ("judge", "left", "right", "outcome", "prob", "context", "aspect")
+COLUMN_ROLES = ("judge", "left", "right", "outcome", "prob", "context", "aspect", "n")
 """What a column can be mapped to (``columns={"their_name": role}``)."""
 _OUTCOMES = ("left", "right", "tie")
 
@@ -124,6 +125,8 @@ def comparisons_table(df, columns: Mapping[str, str] | None = None,
                 f"labels as given are kept. Fix: rename or drop it.")
         out = out.assign(outcome=mapped)
         out.insert(at, f"{source}_raw", raw)
+        # kept for the reader (which tie it was), not a column the models use: no warning
+        mark_info_columns(out, (*out.attrs.get(INFO_COLUMNS, ()), f"{source}_raw"))
     if "judge" not in out.columns:
         out.insert(0, "judge", ONE_JUDGE)
     return out

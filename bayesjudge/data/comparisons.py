@@ -32,6 +32,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from bayesjudge.data.arena import comparisons_table
+from bayesjudge.data.counts import apply_counts, warn_unused_columns
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import label_key, require_frame
 
@@ -60,7 +61,7 @@ class Comparisons:
     context, aspect, left, right, judge : ndarray of int64, shape (n_cells,)
         Codes of each cell (``context``/``aspect`` are 0 without the column).
     n : ndarray of float64
-        Rows (weight) of each cell.
+        Rows (weight) of each cell; a row with a count ``n = k`` is ``k`` rows.
     prob_sum : ndarray of float64
         Summed P(left wins) of the cell's rows; hard rows count 1 (left),
         0.5 (tie), 0 (right).
@@ -68,7 +69,7 @@ class Comparisons:
         Rows with left / tie / right outcome; soft rows count as p > 0.5,
         p = 0.5, p < 0.5.
     n_rows : int
-        Rows of the table it was built from.
+        Rows of the table it was built from (the sum of its ``n`` column, if any).
     """
 
     kind: Literal["soft", "hard"]
@@ -187,7 +188,9 @@ def validate_comparisons(comparisons: pd.DataFrame | Comparisons) -> Comparisons
     ----------
     comparisons : pandas.DataFrame or Comparisons
         Columns ``judge``, ``left``, ``right`` and ``prob`` (soft) or ``outcome``
-        (hard); optional ``context`` and ``aspect``. Other columns are ignored.
+        (hard); optional ``context``, ``aspect`` and a count ``n`` (a row with
+        ``n = k`` is ``k`` identical rows; rows with ``n = 0`` are dropped). Other
+        columns are ignored with an :class:`~bayesjudge.data.counts.UnusedColumnWarning`.
         Without ``judge``, every row is one judge (``"(one judge)"``); a Chatbot
         Arena export (``model_a``, ``model_b``, ``winner``) is read as it is; other
         names and labels: :func:`bayesjudge.data.arena.comparisons_table`. A polars
@@ -212,10 +215,14 @@ def validate_comparisons(comparisons: pd.DataFrame | Comparisons) -> Comparisons
     return collapse_rows(comparisons)[0]
 
 
-def collapse_rows(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray]:
-    """Validated cells (:func:`validate_comparisons`) and the cell index of every row."""
+def collapse_rows(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray, pd.DataFrame]:
+    """Validated cells (:func:`validate_comparisons`), the cell index of every row, and
+    the rows used (the long table: Arena columns mapped, no ``n = 0`` rows)."""
     # Arena exports, no judge column, polars/pyarrow: read as the long table (data/arena.py)
     df = require_frame(comparisons_table(comparisons), _NAME, ["judge", "left", "right"])
+    warn_unused_columns(df, _NAME)
+    df, weight = apply_counts(df, _NAME)
+    w = np.ones(len(df)) if weight is None else weight.astype(float)
     optional = [c for c in ("context", "aspect") if c in df.columns]
     for col in ["judge", "left", "right", *optional]:
         missing = df[col].isna().to_numpy()
@@ -252,15 +259,15 @@ def collapse_rows(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray]:
     rest, r = np.divmod(rest, len(items))
     rest, lft = np.divmod(rest, len(items))
     a, c = np.divmod(rest, n_ctx)
-    outcomes = np.bincount(cell * 3 + outcome_code(p), minlength=3 * m).reshape(m, 3)
+    outcomes = np.bincount(cell * 3 + outcome_code(p), weights=w, minlength=3 * m).reshape(m, 3)
     comps = Comparisons(
         kind=kind, items=items, judges=judges, contexts=contexts, aspects=aspects,
         context=c, aspect=a, left=lft, right=r, judge=j,
-        n=np.bincount(cell, minlength=m).astype(float),
-        prob_sum=np.bincount(cell, weights=p, minlength=m),
-        outcomes=outcomes.astype(float), n_rows=len(df))
+        n=np.bincount(cell, weights=w, minlength=m),
+        prob_sum=np.bincount(cell, weights=p * w, minlength=m),
+        outcomes=outcomes.astype(float), n_rows=int(w.sum()))
     check_connected(comps)
-    return comps, cell
+    return comps, cell, df
 
 
 def check_connected(comps: Comparisons) -> None:

@@ -15,6 +15,11 @@ Tables (column names are the API, CONTRIBUTING.md):
 * judgments   -- ``item``, ``judge_label`` in {0, 1}; optional ``system``.
 * calibration -- ``item``, ``judge_label``, ``human_label`` in {0, 1}; optional ``system``.
 
+Both take an optional count ``n``: a row with ``n = k`` stands for ``k`` items with
+the same labels (its ``item`` then names the group; ids stay unique per system, as
+rows are checked as given), so it counts as ``k`` rows with distinct ids in every
+count. Rows with ``n = 0`` are dropped.
+
 Test and calibration items must be different items: an item in both tables
 would have its judge label counted twice (once in the test binomial, once in a
 calibration binomial).
@@ -28,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from bayesjudge.data.counts import apply_counts, warn_unused_columns
 from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import BINARY, check_integer_values, require_frame
@@ -276,15 +282,17 @@ def validate_judgments(judgments: pd.DataFrame, by_system: bool = False) -> pd.D
         Index ``system`` (first-appearance order), columns ``judged_pos``, ``n``.
     """
     judgments = require_frame(judgments, "judgments", ["item", "judge_label"])
+    warn_unused_columns(judgments, "judgments")
+    judgments, weight = apply_counts(judgments, "judgments")
     _no_missing(judgments, "judgments", "item", "give every judged item an id")
     _no_missing(judgments, "judgments", "judge_label", "drop items the judge did not label "
                 "(an unparsable verdict is not a 0)")
     z_hat = check_integer_values(judgments, "judgments", "judge_label", BINARY)
     system = _systems_column(judgments, "judgments", by_system)
     _check_unique(judgments, "judgments", system)
-    frame = pd.DataFrame({"system": system.to_numpy(), "z": z_hat})
-    grouped = frame.groupby("system", sort=False)["z"]
-    return pd.DataFrame({"judged_pos": grouped.sum(), "n": grouped.size()}).astype(np.int64)
+    w = np.ones(len(z_hat), dtype=np.int64) if weight is None else weight
+    frame = pd.DataFrame({"system": system.to_numpy(), "judged_pos": z_hat * w, "n": w})
+    return frame.groupby("system", sort=False).sum().astype(np.int64)
 
 
 def validate_calibration(calibration: pd.DataFrame, by_system: bool = False) -> pd.DataFrame:
@@ -303,8 +311,9 @@ def validate_calibration(calibration: pd.DataFrame, by_system: bool = False) -> 
     pandas.DataFrame
         Index ``system``, columns ``tp``, ``m1``, ``tn``, ``m0``.
     """
-    calibration = require_frame(calibration, "calibration",
-                                ["item", "judge_label", "human_label"])
+    calibration = require_frame(calibration, "calibration", ["item", "judge_label", "human_label"])
+    warn_unused_columns(calibration, "calibration")
+    calibration, weight = apply_counts(calibration, "calibration")
     _no_missing(calibration, "calibration", "item", "give every calibration item an id")
     _no_missing(
         calibration, "calibration", "human_label",
@@ -316,10 +325,11 @@ def validate_calibration(calibration: pd.DataFrame, by_system: bool = False) -> 
     z = check_integer_values(calibration, "calibration", "human_label", BINARY)
     system = _systems_column(calibration, "calibration", by_system)
     _check_unique(calibration, "calibration", system)
+    w = np.ones(len(z), dtype=np.int64) if weight is None else weight
     frame = pd.DataFrame({
         "system": system.to_numpy(),
-        "tp": (z == 1) & (z_hat == 1), "m1": z == 1,
-        "tn": (z == 0) & (z_hat == 0), "m0": z == 0,
+        "tp": ((z == 1) & (z_hat == 1)) * w, "m1": (z == 1) * w,
+        "tn": ((z == 0) & (z_hat == 0)) * w, "m0": (z == 0) * w,
     })
     return frame.groupby("system", sort=False).sum().astype(np.int64)
 

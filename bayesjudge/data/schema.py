@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge.constants import CI_PROB
+from bayesjudge.data.counts import COUNT, apply_counts, warn_unused_columns
 from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.lookalikes import check_repeated_columns, distinct_ids, warn_case_ids
 from bayesjudge.data.messages import (
@@ -253,8 +254,9 @@ def check_integer_values(
 def validate_votes(votes: pd.DataFrame | VoteCounts) -> VoteCounts:
     """Validate a votes table and collapse it to per-item vote counts.
 
-    Accepts either the long form (``item``, ``vote``; one row per sampled vote)
-    or the counts form (``item``, ``n_pos``, ``n_tie``, ``n_neg``).
+    Accepts either the long form (``item``, ``vote``; one row per sampled vote, or
+    ``n`` identical votes with a count column ``n``) or the counts form (``item``,
+    ``n_pos``, ``n_tie``, ``n_neg``; no ``n`` column there).
 
     Returns
     -------
@@ -273,9 +275,17 @@ def validate_votes(votes: pd.DataFrame | VoteCounts) -> VoteCounts:
                 f"Fix: drop the vote column to use the counts, or drop {count_cols} to count "
                 f"the vote rows."
             )
+        if count_cols and COUNT in votes.columns:
+            raise DataValidationError(
+                f"votes has both count column(s) {count_cols} (the counts of one item's votes) "
+                f"and a count column n (identical rows), so it is unclear what a row counts. "
+                f"Fix: give the votes as n_pos/n_tie/n_neg per item without n, or as item, "
+                f"vote, n.")
         if count_cols:  # counts form (a partial set of columns is named there)
             return _validate_counts(votes)
     votes = require_frame(votes, "votes", ["item", "vote"])
+    warn_unused_columns(votes, "votes")
+    votes, weight = apply_counts(votes, "votes")
     check_no_missing(votes, "votes", ["item", "vote"])
     v = check_integer_values(votes, "votes", "vote", TERNARY)
     if "confidence" in votes.columns:
@@ -291,12 +301,13 @@ def validate_votes(votes: pd.DataFrame | VoteCounts) -> VoteCounts:
             )
     codes, items = pd.factorize(votes["item"], sort=False)
     counts = np.zeros((len(items), 3), dtype=np.int64)
-    np.add.at(counts, (codes, 1 - v), 1)  # column 0: +1, 1: tie, 2: -1
+    np.add.at(counts, (codes, 1 - v), 1 if weight is None else weight)  # 0: +1, 1: tie, 2: -1
     return VoteCounts(pd.Index(items, name="item"), counts)
 
 
 def _validate_counts(votes: pd.DataFrame) -> pd.DataFrame:
     votes = require_frame(votes, "votes", ["item", *COUNT_COLUMNS])
+    warn_unused_columns(votes, "votes")
     check_no_missing(votes, "votes", ["item", *COUNT_COLUMNS])
     dup = votes["item"][votes["item"].duplicated()]
     if len(dup):
@@ -335,10 +346,22 @@ def _validate_counts(votes: pd.DataFrame) -> pd.DataFrame:
 def validate_labels(
     labels: pd.DataFrame | Labels, allowed: Iterable[int] = TERNARY, name: str = "labels"
 ) -> Labels:
-    """Validate a labels table (``item``, ``label``)."""
+    """Validate a labels table (``item``, ``label``; optional ``n``).
+
+    One gold label per item: a count column ``n`` may only be 0 (the row is
+    dropped) or 1, as an item's label repeated is a duplicated item.
+    """
     if isinstance(labels, Labels):
         return labels
     labels = require_frame(labels, name, ["item", "label"])
+    warn_unused_columns(labels, "labels", name)
+    labels, weight = apply_counts(labels, name)
+    if weight is not None and (weight > 1).any():
+        many = weight > 1
+        raise DataValidationError(
+            f"{name}.n is above 1 for item(s) {show_values(labels['item'][many])} at "
+            f"{show_rows(labels.index[many])}: n = k repeats the row k times, but each item "
+            f"has one gold label. Fix: set n to 1 (or drop the n column).")
     check_no_missing(labels, name, ["item", "label"])
     y = check_integer_values(labels, name, "label", allowed)
     dup = labels["item"][labels["item"].duplicated()]

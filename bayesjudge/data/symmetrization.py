@@ -14,7 +14,6 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from bayesjudge.data.arena import comparisons_table
 from bayesjudge.data.comparisons import Comparisons, collapse_rows, outcome_code
 
 __all__ = ["symmetrize"]
@@ -59,11 +58,11 @@ def symmetrize(comparisons: pd.DataFrame | Comparisons) -> pd.DataFrame | Compar
     Returns
     -------
     pandas.DataFrame or Comparisons
-        Same type as the input. A DataFrame has one row per input row, in input
-        order, with the columns ``[context,] [aspect,] judge, left, right,
-        prob|outcome`` (others are dropped); a ``Comparisons`` has one cell per
-        symmetrised pair with ``n`` = the rows of both orders, and ``n_rows``
-        unchanged.
+        Same type as the input. A DataFrame has one row per input row (but those
+        with a count ``n = 0``), in input order, with the columns ``[context,]
+        [aspect,] judge, left, right, prob|outcome[, n]`` (others are dropped); a
+        ``Comparisons`` has one cell per symmetrised pair with ``n`` = the rows of
+        both orders, and ``n_rows`` unchanged.
 
     Examples
     --------
@@ -76,8 +75,7 @@ def symmetrize(comparisons: pd.DataFrame | Comparisons) -> pd.DataFrame | Compar
     """
     if isinstance(comparisons, Comparisons):
         return _symmetrize_cells(comparisons)
-    comparisons = comparisons_table(comparisons)  # Arena columns, no judge, polars: long table
-    comps, cell = collapse_rows(comparisons)
+    comps, cell, comparisons = collapse_rows(comparisons)  # the long table, no n = 0 rows
     first, partner, p_sym = _pairs(comps)
     # target cell of every cell: its first-seen partner for the second order, else itself
     target = np.arange(len(comps))
@@ -85,7 +83,8 @@ def symmetrize(comparisons: pd.DataFrame | Comparisons) -> pd.DataFrame | Compar
     flipped = (target != np.arange(len(comps)))[cell]  # rows of a reversed order
     cols = [c for c in ("context", "aspect") if c in comparisons.columns]
     value = "prob" if comps.kind == "soft" else "outcome"
-    out = comparisons[[*cols, "judge", "left", "right", value]].copy()
+    count = ["n"] if "n" in comparisons.columns else []  # a counted row stays counted
+    out = comparisons[[*cols, "judge", "left", "right", value, *count]].copy()
     out[value] = out[value].astype(object) if comps.kind == "hard" else pd.to_numeric(out[value])
     flip_at = np.flatnonzero(flipped)
     for a, b in (("left", "right"), ("right", "left")):

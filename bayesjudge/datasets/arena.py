@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge.data import DataValidationError
+from bayesjudge.data.counts import mark_info_columns
 from bayesjudge.data.messages import show_values
 from bayesjudge.datasets.csv_files import check_values, find_csv, read_csv_strings
 from bayesjudge.datasets.files import require_columns
@@ -109,7 +110,8 @@ def arena_ppr(path: str | Path | None = None, *, wide: bool = False) -> pd.DataF
     else:
         require_columns(df, _LONG, f"arena_ppr ({res.name})")
         long = _from_long(df, res.name)
-    return _wide(long) if wide else long
+    # the reader's columns (no unused-column warning); battle is AnchoredBT's
+    return _wide(long) if wide else mark_info_columns(long, ("question_id", "winner_raw"))
 
 
 def arena_ppr_export(path: str | Path | None = None, *, judge: str = "human") -> pd.DataFrame:

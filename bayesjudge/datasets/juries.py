@@ -19,6 +19,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from bayesjudge.data.counts import mark_info_columns
 from bayesjudge.datasets.pandalm import load_pandalm
 from bayesjudge.datasets.wmt23 import load_wmt23_sxs, wmt23_preferences
 
@@ -100,7 +101,7 @@ def pandalm_jury(
         f["outcome"] = _OUTCOME[vote + 1]
         f["item"] = item
         frames.append(f)
-    return pd.concat(frames, ignore_index=True)
+    return mark_info_columns(pd.concat(frames, ignore_index=True), ["item"])
 
 
 def wmt23_jury(
@@ -150,4 +151,4 @@ def wmt23_jury(
     out["right"] = prefs["system_b"].to_numpy(object)
     out["outcome"] = _OUTCOME[prefs["vote"].to_numpy(np.int64) + 1]
     out["segment"] = seg
-    return out
+    return mark_info_columns(out, ["segment"])

@@ -19,6 +19,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from bayesjudge.data.counts import mark_info_columns
 from bayesjudge.datasets.csv_files import check_values, find_csv, read_csv_strings
 
 __all__ = [
@@ -97,7 +98,8 @@ def llmfao(
         df["judge"] = np.where(is_crowd, df["annotator"].to_numpy(), df["judge"].to_numpy())
     if context == "none":
         df = df.rename(columns={"context": "prompt_slug"})
-    return df
+    # the reader's columns (no unused-column warning when the table is fitted as it is)
+    return mark_info_columns(df, ("item", "annotator", "prompt_slug"))
 
 
 def llmfao_annotations(path: str | Path | None = None) -> pd.DataFrame:

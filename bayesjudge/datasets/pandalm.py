@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge.data import DataValidationError
+from bayesjudge.data.counts import mark_info_columns
 from bayesjudge.datasets.files import read_json, resolve_data_file
 
 __all__ = [
@@ -212,7 +213,8 @@ def pandalm_votes(
                 }
             )
         )
-    return pd.concat(frames, ignore_index=True)
+    # which judge voted: for the reader (pandalm_votes(judges=...) picks the judges)
+    return mark_info_columns(pd.concat(frames, ignore_index=True), ["judge"])
 
 
 def pandalm_labels(data: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -308,4 +310,5 @@ def pandalm_judgments(
                 )
             )
     out = pd.concat(frames, ignore_index=True)
-    return out.sort_values(["system", "item"], ignore_index=True)
+    out = out.sort_values(["system", "item"], ignore_index=True)
+    return mark_info_columns(out, ["opponent", "human_label"])  # the test rows hide human_label

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge.data import DataValidationError
+from bayesjudge.data.counts import mark_info_columns
 from bayesjudge.data.messages import show_values
 from bayesjudge.datasets.csv_files import check_values, find_csv, read_csv_strings
 
@@ -146,7 +147,9 @@ def position_bias_rep(
     out["verdict"] = pd.array(
         [pd.NA if v == "" else int(v) for v in df["verdict"].to_numpy()], dtype="Int64"
     )
-    return out
+    # the reader's columns (no unused-column warning when the table is fitted as it is)
+    return mark_info_columns(out, ("benchmark", "question", "task", "model", "reference",
+                                   "n_options", "repetition", "order", "raw", "verdict"))
 
 
 def position_bias_rep_winrates(path: str | Path | None = None) -> pd.DataFrame:

@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from bayesjudge.data.counts import mark_info_columns
 from bayesjudge.datasets.pandalm import PANDALM_JUDGES, load_pandalm
 from bayesjudge.datasets.wmt23 import wmt23_preferences
 
@@ -104,7 +105,7 @@ def pandalm_judge_outputs(
             "see attrs['unparsable_items'].", UserWarning, stacklevel=2)
     out = pd.concat(frames, ignore_index=True)
     out.attrs = {"n_unparsable": n_bad, "unparsable_items": bad_items}
-    return out
+    return mark_info_columns(out, ["verdict"])
 
 
 def wmt23_annotations(
@@ -133,4 +134,4 @@ def wmt23_annotations(
         "segment": prefs["segment"].to_numpy(),
         "system_a": prefs["system_a"].to_numpy(),
         "system_b": prefs["system_b"].to_numpy(),
-    })
+    }).pipe(mark_info_columns, ["segment", "system_a", "system_b"])

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge.data import DataValidationError, check_header_rows
+from bayesjudge.data.counts import mark_info_columns
 from bayesjudge.datasets.files import require_columns, resolve_data_file
 
 __all__ = ["MQM_WEIGHTS", "WMT23_SXS_FILE", "load_wmt23_sxs", "wmt23_preferences"]
@@ -209,4 +210,5 @@ def wmt23_preferences(
             "vote": vote.astype(np.int64),
         }
     )
-    return out.sort_values(["segment", "system_a", "system_b", "rater"], ignore_index=True)
+    out = out.sort_values(["segment", "system_a", "system_b", "rater"], ignore_index=True)
+    return mark_info_columns(out, ["segment", "system_a", "system_b", "rater"])
