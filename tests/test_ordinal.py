@@ -242,3 +242,15 @@ def test_two_levels_are_bradley_terry(parity_table):
     assert pred.filter(like="p_").columns.tolist() == ["p_right", "p_left", "p_tie"]
     np.testing.assert_allclose(pred["p_left"], expit(bt.map_["skill"][0] - bt.map_["skill"][3]),
                                atol=1e-6)
+
+
+def test_a_counted_row_is_that_many_verdicts(parity_table):
+    # issue 20, point 3: a row with n = k is k identical rows (n = 0 rows are none)
+    counted = (parity_table.groupby(["judge", "left", "right", "outcome"], sort=False)
+               .size().rename("n").reset_index())
+    counted.loc[len(counted)] = ["j1", "a", "b", "A>>B", 0]  # no observation
+    a = bj.OrdinalBT().fit(parity_table)
+    b = bj.OrdinalBT().fit(counted)
+    assert len(counted) < len(parity_table)
+    np.testing.assert_allclose(b.map_["skill"], a.map_["skill"], atol=1e-6)
+    assert b.judges()["n_comparisons"].tolist() == [144, 144]

@@ -22,7 +22,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from bayesjudge.data.arena import comparisons_table
 from bayesjudge.data.comparisons import COMPARISON_OUTCOMES, Comparisons, collapse_rows
+from bayesjudge.data.counts import apply_counts
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import label_key, require_frame
 
@@ -133,7 +135,7 @@ def validate_graded(table: pd.DataFrame, levels=None) -> tuple[Comparisons, np.n
         everything :func:`~bayesjudge.data.comparisons.validate_comparisons` refuses.
     """
     levels = check_levels(levels)
-    df = table
+    df = comparisons_table(table)  # polars/pyarrow, no judge column, mapped names
     if not isinstance(df, pd.DataFrame) or "outcome" not in df.columns or not len(df):
         require_frame(df, _NAME, ["judge", "left", "right", "outcome"])  # raises, naming it
     # (collapse_rows runs the full require_frame: its look-alike id warnings come once)
@@ -141,15 +143,14 @@ def validate_graded(table: pd.DataFrame, levels=None) -> tuple[Comparisons, np.n
         raise DataValidationError(
             f"{_NAME} has a prob column: graded verdicts are read from outcome (one of "
             f"{list(levels)}). Fix: drop prob, or fit the probabilities with BradleyTerry.")
+    df, weight = apply_counts(df, _NAME)  # a row with n = k is k verdicts; n = 0 rows dropped
     codes = level_codes(df, levels)
     three = df.copy(deep=False)
     three["outcome"] = np.asarray(COMPARISON_OUTCOMES, dtype=object)[three_way(len(levels))[codes]]
-    comps, cell = collapse_rows(three)
+    comps, cell, _ = collapse_rows(three)
     k = len(levels)
-    counts = np.bincount(cell * k + codes, minlength=len(comps) * k).reshape(-1, k)
-    if not np.array_equal(counts.sum(axis=1), comps.n):  # rows weighted by a count column
-        raise DataValidationError(
-            f"{_NAME}: graded verdicts are read one row per verdict, but the table's rows "
-            f"carry other weights (a count column?). Fix: repeat each row as many times "
-            f"as it counts (df.loc[df.index.repeat(df['n'])]).")
+    counts = np.bincount(cell * k + codes, weights=weight,
+                         minlength=len(comps) * k).reshape(-1, k)
+    if not np.allclose(counts.sum(axis=1), comps.n):  # the cells weigh what the rows count
+        raise AssertionError("graded level counts disagree with the cells' row counts")
     return comps, counts.astype(float)

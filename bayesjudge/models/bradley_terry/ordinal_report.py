@@ -15,6 +15,7 @@ import pandas as pd
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import check_ci_prob
 from bayesjudge.data.comparisons import COMPARISON_OUTCOMES, Comparisons
+from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.graded import three_way
 from bayesjudge.engine.laplace_check import warn_flagged
 from bayesjudge.models.bradley_terry.core import pool_units
@@ -92,6 +93,7 @@ class OrdinalReports:
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
+        pairs = as_pandas(pairs)  # polars / pyarrow: read as pandas once
         cl, cr, judge, aspect = self._index_pairs(pairs)
         levels = self.levels_
         k = len(levels)
