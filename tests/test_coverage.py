@@ -70,6 +70,9 @@ ELSEWHERE = {
     "BradleyTerry": "tests/test_bradley_terry_slow.py",
     "BTSigma": "tests/test_bradley_terry_slow.py",
     "DavidsonBT": "tests/test_bradley_terry_slow.py",
+    # Graded verdicts: recovery and 95% coverage of the skills on simulated ordered-logit
+    # data (MAP with Laplace intervals, 30 data sets) in tests/test_ordinal_slow.py.
+    "OrdinalBT": "tests/test_ordinal_slow.py",
 }
 NAMES = sorted(n for n in MODELS if n not in ELSEWHERE)
 LEVEL = 0.9
