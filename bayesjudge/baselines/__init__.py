@@ -4,9 +4,12 @@
   Soft-SC, CI-SC; Dadkhahi et al. 2025, arXiv:2512.03019).
 * :mod:`~bayesjudge.baselines.calibration` -- post-hoc correctors of a probabilistic
   judge: contextual and batch calibration (Li, Li, Huang et al. 2025, arXiv:2510.00263).
+* :mod:`~bayesjudge.baselines.prediction_powered` -- prediction-powered rank-sets from a
+  few human votes and an LLM judge's verdicts (Chatzi et al. 2024, arXiv:2402.17826).
 """
 
 from bayesjudge.baselines.calibration import BatchCalibration, ContextualCalibration
+from bayesjudge.baselines.prediction_powered import prediction_powered_ranksets
 from bayesjudge.baselines.ranking import (
     avg_prob,
     ece_temperature,
@@ -26,6 +29,7 @@ __all__ = [
     "ContextualCalibration",
     "ci_self_consistency",
     "majority_vote",
+    "prediction_powered_ranksets",
     "rounded_median",
     "soft_self_consistency",
     "avg_prob",
