@@ -52,6 +52,7 @@ __all__ = [
     "ARENA_PPR_JUDGES",
     "ARENA_PPR_MODELS",
     "RankSetStudy",
+    "anchored_rank_sets",
     "balanced_design",
     "davidson_rank_sets",
     "ppr_rank_sets",
@@ -144,12 +145,14 @@ def reference_ranking(comparisons: pd.DataFrame, models: Sequence[str] = ARENA_P
     return rank.set_index("item")["rank"].rename("true_rank")
 
 
-def davidson_rank_sets(judge: str | None = None, *, joint: bool = False, **kwargs) -> Method:
+def davidson_rank_sets(judge: str | None = None, *, joint: bool | str = False,
+                       **kwargs) -> Method:
     """Method: DavidsonBT (MAP) ``1 - alpha`` rank intervals from one judge's rows.
 
     ``judge=None`` fits the reference's votes (human only); an LLM judge's name fits
     that judge's verdicts on every design battle (LLM only). ``joint=True`` gives the
-    simultaneous rank sets.
+    simultaneous rank sets; ``joint="both"`` both from one fit (variants ``""`` and
+    ``" joint"`` of the method's name).
     """
     return partial(_davidson_method, judge=judge, joint=joint, kwargs=kwargs)
 
@@ -159,7 +162,15 @@ def _davidson_method(table, reference, alpha, *, judge, joint, kwargs):
     with warnings.catch_warnings():  # per-draw Laplace notes would flood a 30-draw study
         warnings.simplefilter("ignore")
         model = DavidsonBT(**kwargs).fit(rows[["judge", "left", "right", "outcome"]])
-        return model.ranking(ci_prob=1 - alpha, joint=joint)[["item", "rank_lower", "rank_upper"]]
+        return _variants(model, alpha, joint)
+
+
+def _variants(model, alpha, joint):
+    cols = ["item", "rank_lower", "rank_upper"]
+    if joint == "both":
+        return {"": model.ranking(ci_prob=1 - alpha)[cols],
+                " joint": model.ranking(ci_prob=1 - alpha, joint=True)[cols]}
+    return model.ranking(ci_prob=1 - alpha, joint=bool(joint))[cols]
 
 
 def ppr_rank_sets(judge: str | Sequence[str], **kwargs) -> Method:
@@ -170,6 +181,24 @@ def ppr_rank_sets(judge: str | Sequence[str], **kwargs) -> Method:
 def _ppr_method(table, reference, alpha, *, judge, kwargs):
     return prediction_powered_ranksets(table, reference=reference, judge=judge, alpha=alpha,
                                        **kwargs)
+
+
+def anchored_rank_sets(judge: str | Sequence[str], *, joint: bool | str = False,
+                       **kwargs) -> Method:
+    """Method: :class:`~bayesjudge.AnchoredBT` (MAP) rank sets from the reference's votes
+    and the LLM judge(s)' verdicts; ``joint`` as in :func:`davidson_rank_sets`."""
+    judges = [judge] if isinstance(judge, str) else list(judge)
+    return partial(_anchored_method, judges=judges, joint=joint, kwargs=kwargs)
+
+
+def _anchored_method(table, reference, alpha, *, judges, joint, kwargs):
+    from bayesjudge.models.anchored import AnchoredBT
+
+    rows = table[table["judge"].isin([reference, *judges])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = AnchoredBT(reference=reference, **kwargs).fit(rows)
+        return _variants(model, alpha, joint)
 
 
 @dataclass(frozen=True)
@@ -212,10 +241,16 @@ def _task(task, *, pool, models, per_pair, reference, judges, methods, alpha, tr
     design, labelled = balanced_design(pool, models, per_pair, n, rng)
     table = _draw_table(pool, design, labelled, reference, judges)
     rows, sets = [], []
+    results = []
     for name, method in methods.items():
         start = time.perf_counter()
-        res = method(table, reference, alpha).set_index("item").loc[list(models)]
+        res = method(table, reference, alpha)
         secs = time.perf_counter() - start
+        # a method may answer several variants of one fit (e.g. marginal and joint sets)
+        variants = res.items() if isinstance(res, Mapping) else [("", res)]
+        results += [(f"{name}{suffix}", r, secs / len(variants)) for suffix, r in variants]
+    for name, res, secs in results:
+        res = res.set_index("item").loc[list(models)]
         true = truth.loc[list(models)].to_numpy()
         cov = (res["rank_lower"].to_numpy() <= true) & (true <= res["rank_upper"].to_numpy())
         rows.append({"n": len(labelled), "draw": draw, "seed": seed, "method": name,
@@ -260,6 +295,8 @@ def rank_set_study(
         :func:`ppr_rank_sets`.
     n_reference : sequence of int
         Reference votes to keep (floored to a multiple of the number of pairs).
+        A method may return a mapping ``suffix -> table`` (several variants of one
+        fit); each is scored as the method ``name + suffix``.
     n_draws : int
         Random designs per ``n``.
     truth : pandas.Series, optional
