@@ -162,3 +162,7 @@ def test_bad_input_is_named():
         prediction_powered_ranksets(table.replace({"outcome": {"left": "win"}}), judge="llm")
     with pytest.raises(ValueError, match="alpha"):
         prediction_powered_ranksets(table, judge="llm", alpha=1.5)
+    all_human = _table(n_battles=30, n_human=30)
+    with pytest.raises(ValueError, match="N = 0"):
+        prediction_powered_ranksets(all_human, judge="llm", lam=0.5)
+    assert (prediction_powered_ranksets(all_human, judge="llm")["lambda"] == 0).all()

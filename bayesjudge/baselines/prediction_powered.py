@@ -194,6 +194,9 @@ def prediction_powered_ranksets(
             f"items {show_values(list(items[count_n == 0]))} have no battle judged by "
             f"{reference!r}: their win probability has no estimate. Fix: add reference "
             f"votes on their battles or drop them.")
+    if big_n == 0 and lam is not None and lam > 0:
+        raise ValueError(f"lam={lam} weights LLM-only battles, but every battle has a "
+                         f"{reference!r} vote (N = 0). Fix: pass lam=0 or lam=None.")
     use_big = big_n > 0 and lam != 0
     if use_big and (count_big == 0).any():
         raise DataValidationError(
