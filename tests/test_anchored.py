@@ -4,6 +4,7 @@ Davidson MLE, Bayes' rule by hand, Fisher information identities; validation err
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -173,7 +174,8 @@ def test_agreement_check_flags_judges_that_copy_each_other(small_table):
 
 
 def _table(**changes):
-    table = pd.DataFrame({"battle": ["b1", "b1", "b2", "b2"], "judge": ["human", "gpt", "gpt", "h2"],
+    table = pd.DataFrame({"battle": ["b1", "b1", "b2", "b2"],
+                          "judge": ["human", "gpt", "gpt", "h2"],
                           "left": ["x", "x", "y", "y"], "right": ["y", "y", "z", "z"],
                           "outcome": ["left", "tie", "right", "left"]})
     for col, (row, value) in changes.items():
@@ -191,3 +193,41 @@ def _table(**changes):
 def test_bad_battles_are_named(table, reference, match):
     with pytest.raises(DataValidationError, match=match):
         bj.AnchoredBT(reference).fit(table)
+
+
+def test_cli_rank_anchored(small_table, tmp_path, capsys):
+    from bayesjudge.cli import main
+
+    small_table.to_csv(tmp_path / "battles.csv", index=False)
+    code = main(["rank", str(tmp_path / "battles.csv"), "--model", "anchored", "--reference",
+                 "human", "--joint", "--out", str(tmp_path / "r.csv"), "--judges",
+                 str(tmp_path / "j.csv")])
+    assert code == 0
+    ranking = pd.read_csv(tmp_path / "r.csv")
+    assert sorted(ranking["item"]) == [f"m{i}" for i in range(6)]
+    assert set(pd.read_csv(tmp_path / "j.csv")["judge"]) == {"judge-good", "judge-left",
+                                                             "judge-coin"}
+    assert "simultaneous rank sets" in capsys.readouterr().out
+
+
+ARENA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arena_ppr" / "battles.csv"
+
+
+@pytest.mark.skipif(not ARENA.exists(), reason="arena_ppr not found beside the repository")
+def test_arena_ppr_gpt4_and_human_map():
+    table = pd.read_csv(ARENA, dtype=str).rename(columns={"item": "battle"})
+    table = table[table["judge"].isin(["human", "gpt-4-0125-preview"])]
+    model = bj.AnchoredBT(random_seed=0).fit(table)
+    assert len(model._fit_data.data["cell_count"]) < 3000  # 53,838 rows -> under 3,000 cells
+    conf = model.judges().set_index(["reference_outcome", "verdict"])["estimate"]
+    st = model._state_
+    agree = st["judge_agreement"][0] / st["judge_with_reference"][0]
+    assert agree == pytest.approx(0.555, abs=5e-4)  # the dataset README's 3-way agreement
+    # every battle has both labels here, so C is the empirical confusion table (+ prior)
+    both = table.pivot(index="battle", columns="judge", values="outcome")
+    counts = pd.crosstab(both["human"], both["gpt-4-0125-preview"])
+    # MAP: the Dirichlet(3, 1.5, 1.5) row's mode, counts + concentration - 1
+    row = counts.loc["left", ["left", "tie", "right"]] + np.array([3, 1.5, 1.5]) - 1
+    assert conf[("left", "left")] == pytest.approx(row["left"] / row.sum(), rel=1e-4)
+    top = model.ranking()["item"].head(2).tolist()
+    assert top == ["gpt-4", "claude-v1"]
