@@ -72,7 +72,7 @@ def test_collapsed_likelihood_equals_per_battle_numpy(small_table):
     # the numpy pointwise log-likelihood (the LOO units) sums to the same
     params = {"skill": skill[None, None], "tie_logit": np.reshape(tie, (1, 1)),
               "confusion": conf[None, None]}
-    pointwise = model._pointwise_loglik(params, fd)["cell"]
+    pointwise = model._pointwise_loglik(params, fd)["battles"]
     assert pointwise.sum() == pytest.approx(expected, rel=1e-10)
 
 

@@ -132,7 +132,7 @@ class AnchoredBT(AnchoredReports, BayesianModel):
                   "cell": np.arange(len(cells.count))}
         return FitData(
             data=data, coords=coords,
-            observed={"cell": (("cell",), cells.count)},
+            observed={"battles": (("cell",), cells.count)},
             observation={"outcome_space": (
                 "the reference's outcome and the other judges' verdicts in {left, tie, "
                 "right} of each battle, battles pooled in cells (pair x reference label x "
@@ -165,7 +165,7 @@ class AnchoredBT(AnchoredReports, BayesianModel):
     def _pointwise_loglik(self, params, fd):
         lead = np.shape(params["skill"])[:2]
         draws = {k: np.asarray(v).reshape(-1, *np.shape(v)[2:]) for k, v in params.items()}
-        return {"cell": cell_loglik_np(draws, fd.data).reshape(*lead, -1)}
+        return {"battles": cell_loglik_np(draws, fd.data).reshape(*lead, -1)}
 
     def _state(self) -> dict[str, Any]:
         return self._state_
