@@ -25,7 +25,7 @@ def _davidson_probs(d, t):
     return w / w.sum()
 
 
-def _per_battle_loglik(table, reference, skill, tie, conf, items, judges):
+def _per_battle_loglik(table, reference, skill, tie, conf, items, judges, bias=None):
     """Hand-written: one battle at a time, sum over the reference outcome when unseen."""
     total = 0.0
     for _, rows in table.groupby("battle", sort=False):
@@ -38,7 +38,13 @@ def _per_battle_loglik(table, reference, skill, tie, conf, items, judges):
                 continue
             term = p[r]
             for _, row in rows[rows["judge"] != reference].iterrows():
-                term *= conf[judges.index(row["judge"]), r, OUT[row["outcome"]]]
+                k = judges.index(row["judge"])
+                c = conf[k, r]
+                if bias is not None:  # the judge's own item preference shifts its row
+                    b = bias[k, i] - bias[k, j]
+                    c = c * np.exp(b * np.array([0.5, 0.0, -0.5]))
+                    c = c / c.sum()
+                term *= c[OUT[row["outcome"]]]
             like[r] = term
         total += np.log(like.sum())
     return total
@@ -53,25 +59,31 @@ def small_table():
         drop=True)
 
 
-def test_collapsed_likelihood_equals_per_battle_numpy(small_table):
-    model = bj.AnchoredBT(random_seed=0)
+@pytest.mark.parametrize("item_bias", [False, True])
+def test_collapsed_likelihood_equals_per_battle_numpy(small_table, item_bias):
+    model = bj.AnchoredBT(random_seed=0, item_bias=item_bias)
     fd = model._prepare(small_table)
     assert fd.data["cell_count"].sum() == small_table["battle"].nunique()
     assert len(fd.data["cell_count"]) < small_table["battle"].nunique()  # it collapses
     pm_model = model._build(fd)
     rng = np.random.default_rng(2)
     point = {k: rng.normal(0, 0.7, np.shape(v)) for k, v in pm_model.initial_point().items()}
-    fn = pm_model.compile_fn([pm_model["loglik"], pm_model["skill"], pm_model["tie_logit"],
-                              pm_model["confusion"]], inputs=pm_model.value_vars,
-                             on_unused_input="ignore", point_fn=False)
-    loglik, skill, tie, conf = fn(*[point[v.name] for v in pm_model.value_vars])
+    outs = [pm_model["loglik"], pm_model["skill"], pm_model["tie_logit"], pm_model["confusion"]]
+    if item_bias:
+        outs.append(pm_model["judge_item_bias"])
+    fn = pm_model.compile_fn(outs, inputs=pm_model.value_vars, on_unused_input="ignore",
+                             point_fn=False)
+    loglik, skill, tie, conf, *bias = fn(*[point[v.name] for v in pm_model.value_vars])
     state = model._state_
     expected = _per_battle_loglik(small_table, "human", skill, tie, conf, state["items"],
-                                  state["judges"])
+                                  state["judges"], bias[0] if bias else None)
     assert loglik == pytest.approx(expected, rel=1e-10)
     # the numpy pointwise log-likelihood (the LOO units) sums to the same
     params = {"skill": skill[None, None], "tie_logit": np.reshape(tie, (1, 1)),
               "confusion": conf[None, None]}
+    if bias:
+        assert np.allclose(bias[0].sum(axis=1), 0.0)  # zero-sum per judge
+        params["judge_item_bias"] = bias[0][None, None]
     pointwise = model._pointwise_loglik(params, fd)["battles"]
     assert pointwise.sum() == pytest.approx(expected, rel=1e-10)
 
