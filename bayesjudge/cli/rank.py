@@ -37,6 +37,10 @@ models (Qian, Sun, Gales & Knill 2026, arXiv:2602.16610)
   davidson-bt  Davidson's model with ties (hard outcomes), --tie global|per-judge;
                --discriminators adds sigma_k, --position-bias a per-judge bias toward
                the left slot (use it when pairs were judged in one order only)
+  anchored     AnchoredBT: the ranking --reference (default human) would give; the file
+               needs a battle column (one id per judged instance) and the other judges'
+               verdicts enter through a confusion matrix each (--joint: simultaneous
+               rank sets)
 
 output
   RANKING.csv  one row per (context, item): posterior mean skill with its %(pct)s interval
@@ -52,7 +56,7 @@ example
   bayesjudge rank comparisons.csv --model bt-sigma --out ranking.csv --judges judges.csv
 """ % {"pct": PCT, "files": FILES_HELP}
 
-MODELS = ("bt", "bt-sigma", "davidson-bt")
+MODELS = ("bt", "bt-sigma", "davidson-bt", "anchored")
 
 
 def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, check_seed):
@@ -99,7 +103,11 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
     rank.add_argument("comparisons", metavar="COMPARISONS.csv",
                       help="pairwise judgments (see the format below)")
     rank.add_argument("--model", choices=MODELS, default="bt-sigma",
-                      help="bt, bt-sigma (default) or davidson-bt")
+                      help="bt, bt-sigma (default), davidson-bt or anchored")
+    rank.add_argument("--reference", default="human",
+                      help="anchored: the reference judge's id (default human)")
+    rank.add_argument("--joint", action="store_true",
+                      help="anchored: simultaneous rank sets instead of marginal intervals")
     rank.add_argument("--kind", choices=["soft", "hard"], default=None,
                       help="bt / bt-sigma: soft (probabilities) or hard (outcomes); default: "
                       "hard if the file has an outcome column, else soft (davidson-bt is "
@@ -175,6 +183,10 @@ def add_tie_columns(model, judges, level: float):
 
 def run_rank(args: argparse.Namespace) -> int:
     comparisons = read_table(args.comparisons, "comparisons")
+    if args.model == "anchored":
+        from bayesjudge.cli.anchored import run_anchored
+
+        return run_anchored(args, comparisons)
     if args.kind is None:  # follow the file: outcomes are hard, probabilities soft
         args.kind = "hard" if "outcome" in comparisons.columns else "soft"
     model = build_model(args)

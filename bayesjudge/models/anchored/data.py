@@ -99,7 +99,9 @@ class Cells:
 
 def outcome_codes(values: pd.Series, name: str) -> np.ndarray:
     """0 / 1 / 2 for left / tie / right; raises naming the bad values."""
-    codes = pd.Index(COMPARISON_OUTCOMES).get_indexer(values.astype(object))
+    # labels, not ids: letter case and surrounding spaces do not matter (as in the BT family)
+    labels = values.astype(object).map(lambda v: v.strip().lower() if isinstance(v, str) else v)
+    codes = pd.Index(COMPARISON_OUTCOMES).get_indexer(labels)
     if (codes < 0).any():
         bad = values[codes < 0]
         raise DataValidationError(

@@ -33,16 +33,37 @@ def zero_sum_skills(y, n_items: int):
     return pt.concatenate([y - total / (root + n_items), pt.stack([-total / root])])
 
 
-def cell_loglik_pt(diff, tie_logit, log_conf, data):
+#: How an item-bias difference b shifts a judge's verdict logits (left, tie, right).
+SHIFT = np.array([0.5, 0.0, -0.5])
+
+
+def zero_sum_basis(n: int) -> np.ndarray:
+    """(n, n - 1) matrix of :func:`zero_sum_skills` (its columns: the images of e_m)."""
+    basis = np.zeros((n, n - 1))
+    basis[: n - 1] = np.eye(n - 1)
+    basis[: n - 1] -= 1.0 / (np.sqrt(n) + n)
+    basis[n - 1] = -1.0 / np.sqrt(n)
+    return basis
+
+
+def cell_loglik_pt(diff, tie_logit, log_conf, data, bias=None):
     """Per-cell log-likelihood (not yet times the counts), pytensor.
 
     ``log_conf`` is (judges, 3, 3) or None (no other judges); ``data`` maps the
-    ``pm.Data`` names of :meth:`~bayesjudge.models.anchored.data.Cells.graph_data`.
+    ``pm.Data`` names of :meth:`~bayesjudge.models.anchored.data.Cells.graph_data`;
+    ``bias`` (cells, judges): the judges' item-bias differences u_ki - u_kj, which
+    shift their verdict logits by b (1/2, 0, -1/2) within every confusion row.
     """
     t = pt.ones_like(diff) * tie_logit
     logits = pt.stack([0.5 * diff, t, -0.5 * diff], axis=1)
     lp = logits - pt.logsumexp(logits, axis=1, keepdims=True)
-    if log_conf is not None:
+    if log_conf is not None and bias is not None:
+        n_j = log_conf.shape[0]
+        z = log_conf[None] + bias[:, :, None, None] * SHIFT  # (cells, judges, r, v)
+        z = z - pt.logsumexp(z, axis=-1, keepdims=True)
+        onehot = data["verdict_onehot"].reshape((-1, n_j, 1, 3))
+        lp = lp + pt.sum(onehot * z, axis=(1, 3))
+    elif log_conf is not None:
         # W[(k, v), r] = log C_k[r, v]: the verdict pattern's terms in one product
         weight = log_conf.transpose(0, 2, 1).reshape((-1, 3))
         lp = lp + pt.dot(data["verdict_onehot"], weight)
@@ -68,7 +89,16 @@ def joint_log_terms(draws: dict, left, right, verdict_onehot) -> np.ndarray:
     if "position_bias" in draws:
         d = d + np.reshape(draws["position_bias"], (-1, 1))
     lp = ref_log_probs(d, np.reshape(draws["tie_logit"], (-1, 1)))
-    if "confusion" in draws and verdict_onehot.shape[1]:
+    if "confusion" in draws and verdict_onehot.shape[1] and "judge_item_bias" in draws:
+        conf = np.log(np.maximum(draws["confusion"], TINY))  # (draws, judges, r, v)
+        u = draws["judge_item_bias"]  # (draws, judges, items)
+        b = u[:, :, left] - u[:, :, right]  # (draws, judges, rows)
+        z = conf[:, None] + np.moveaxis(b, 2, 1)[..., None, None] * SHIFT
+        m = z.max(-1, keepdims=True)
+        z = z - (m + np.log(np.exp(z - m).sum(-1, keepdims=True)))
+        onehot = verdict_onehot.reshape(len(verdict_onehot), -1, 1, 3)
+        lp = lp + (onehot[None] * z).sum(axis=(2, 4))
+    elif "confusion" in draws and verdict_onehot.shape[1]:
         conf = np.log(np.maximum(draws["confusion"], TINY))
         weight = conf.transpose(0, 1, 3, 2).reshape(len(conf), -1, 3)
         lp = lp + np.einsum("cj,sjr->scr", verdict_onehot, weight)

@@ -18,6 +18,7 @@ from bayesjudge.models.anchored.likelihood import (
     TINY,
     cell_loglik_np,
     cell_loglik_pt,
+    zero_sum_basis,
     zero_sum_skills,
 )
 from bayesjudge.models.anchored.report import AnchoredReports
@@ -57,6 +58,12 @@ class AnchoredBT(AnchoredReports, BayesianModel):
         The reference judge's id in the ``judge`` column (exactly as written).
     position_bias : bool
         Add the reference's own position bias b to d.
+    item_bias : bool
+        Let each judge prefer some items more (or less) than the reference does:
+        judge k's verdict on (i, j) given r is softmax_v(log C_k[r, v] + (u_ki - u_kj)
+        (1/2, 0, -1/2)_v), u_k zero-sum per judge. Without it the confusion matrix is
+        the same for every pair, and a judge that ranks two items in another order
+        than the reference pulls the ranking toward its own.
     priors : None, "flat" or dict
         Overrides of :attr:`default_priors` by name. Defaults::
 
@@ -64,6 +71,7 @@ class AnchoredBT(AnchoredReports, BayesianModel):
             tie_logit      Prior('Normal', mu=0, sigma=2)   log nu
             position_bias  Prior('Normal', mu=0, sigma=1)   b (position_bias=True)
             confusion      Prior('Dirichlet', diagonal=3, off_diagonal=1.5)
+            judge_item_bias  Prior('Normal', mu=0, sigma=0.5)   zero-sum coordinates of u_k
 
         Each confusion row is Dirichlet with concentration 3 on the diagonal (the
         verdict that agrees with the reference) and 1.5 elsewhere: prior mean 0.5 for
@@ -86,23 +94,28 @@ class AnchoredBT(AnchoredReports, BayesianModel):
         "tie_logit": Prior("Normal", mu=0, sigma=2),
         "position_bias": Prior("Normal", mu=0, sigma=1),
         "confusion": Prior("Dirichlet", diagonal=3, off_diagonal=1.5),
+        "judge_item_bias": Prior("Normal", mu=0, sigma=0.5),
     }
 
     def __init__(self, reference: Any = "human", *, position_bias: bool = False,
-                 priors: None | str | Mapping = None, random_seed: int | None = None):
+                 item_bias: bool = False, priors: None | str | Mapping = None,
+                 random_seed: int | None = None):
         self.reference = reference
         self.position_bias = position_bias
+        self.item_bias = item_bias
         self.priors = priors
         self.random_seed = random_seed
 
     def _prior_names(self) -> tuple[str, ...]:
         return tuple(k for k in self.default_priors
-                     if k != "position_bias" or self.position_bias)
+                     if (k != "position_bias" or self.position_bias)
+                     and (k != "judge_item_bias" or self.item_bias))
 
     def _flat_priors(self) -> dict[str, Prior]:
         return {"skill": Prior("Flat"), "tie_logit": Prior("Flat"),
                 "position_bias": Prior("Flat"),
-                "confusion": Prior("Dirichlet", diagonal=1, off_diagonal=1)}
+                "confusion": Prior("Dirichlet", diagonal=1, off_diagonal=1),
+                "judge_item_bias": Prior("Flat")}
 
     @property
     def _summary_vars(self) -> tuple[str, ...]:
@@ -111,6 +124,8 @@ class AnchoredBT(AnchoredReports, BayesianModel):
             names.append("position_bias")
         if self._has_judges():
             names.append("confusion")
+            if self.item_bias:
+                names.append("judge_item_bias")
         return tuple(names)
 
     def _has_judges(self) -> bool:
@@ -132,7 +147,7 @@ class AnchoredBT(AnchoredReports, BayesianModel):
                   "cell": np.arange(len(cells.count))}
         return FitData(
             data=data, coords=coords,
-            observed={"cell": (("cell",), cells.count)},
+            observed={"battles": (("cell",), cells.count)},
             observation={"outcome_space": (
                 "the reference's outcome and the other judges' verdicts in {left, tie, "
                 "right} of each battle, battles pooled in cells (pair x reference label x "
@@ -158,14 +173,22 @@ class AnchoredBT(AnchoredReports, BayesianModel):
                 conf = pm.Dirichlet("confusion", a=confusion_concentration(priors["confusion"]),
                                     dims=("judge", "reference_outcome", "verdict"))
                 log_conf = pt.log(pt.maximum(conf, TINY))
-            ll = cell_loglik_pt(diff, tie, log_conf, data)
+            bias = None
+            if n_j and self.item_bias:
+                # u_k = B z_k: zero-sum per judge (only differences u_ki - u_kj enter)
+                z_u = priors["judge_item_bias"].create("judge_item_bias_z",
+                                                       dims=("judge", "item_free"))
+                u = pm.Deterministic("judge_item_bias", pt.dot(z_u, zero_sum_basis(n_items).T),
+                                     dims=("judge", "item"))
+                bias = (u[:, data["cell_left"]] - u[:, data["cell_right"]]).T
+            ll = cell_loglik_pt(diff, tie, log_conf, data, bias)
             pm.Potential("loglik", pt.sum(data["cell_count"] * ll))
         return model
 
     def _pointwise_loglik(self, params, fd):
         lead = np.shape(params["skill"])[:2]
         draws = {k: np.asarray(v).reshape(-1, *np.shape(v)[2:]) for k, v in params.items()}
-        return {"cell": cell_loglik_np(draws, fd.data).reshape(*lead, -1)}
+        return {"battles": cell_loglik_np(draws, fd.data).reshape(*lead, -1)}
 
     def _state(self) -> dict[str, Any]:
         return self._state_
