@@ -7,6 +7,7 @@ from bayesjudge.comparison import compare
 from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import DataValidationError
 from bayesjudge.data.symmetrization import symmetrize
+from bayesjudge.models.anchored import AnchoredBT
 from bayesjudge.models.bradley_terry import BradleyTerry, BTSigma, DavidsonBT, OrdinalBT
 from bayesjudge.models.davidson import DavidsonAggregator
 from bayesjudge.models.misclassification import (
@@ -22,6 +23,7 @@ from bayesjudge.models.preference import (
 from bayesjudge.priors import Prior
 
 __all__ = [
+    "AnchoredBT",
     "CI_PROB",
     "BTSigma",
     "BayesianModel",

@@ -52,6 +52,11 @@ models (Qian, Sun, Gales & Knill 2026, arXiv:2602.16610)
                --discriminators adds sigma_k, --position-bias a per-judge bias toward
                the left slot (use it when pairs were judged in one order only)
 %(ordinal)s
+  anchored     AnchoredBT: the ranking --reference (default human) would give; the file
+               needs a battle column (one id per judged instance) and the other judges'
+               verdicts enter through a confusion matrix each (--joint: simultaneous
+               rank sets)
+
 output
   RANKING.csv  one row per (context, item): posterior mean skill with its %(pct)s interval
                (--level), rank (1 = best) with its interval, P(best). --judges writes
@@ -66,7 +71,7 @@ example
   bayesjudge rank comparisons.csv --model bt-sigma --out ranking.csv --judges judges.csv
 """ % {"pct": PCT, "files": FILES_HELP, "mapping": MAPPING_HELP, "ordinal": EPILOG_ORDINAL}
 
-MODELS = ("bt", "bt-sigma", "davidson-bt", "ordinal")
+MODELS = ("bt", "bt-sigma", "davidson-bt", "ordinal", "anchored")
 
 
 def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, check_seed):
@@ -116,7 +121,11 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
     rank.add_argument("comparisons", metavar="COMPARISONS.csv",
                       help="pairwise judgments (see the format below)")
     rank.add_argument("--model", choices=MODELS, default="bt-sigma",
-                      help="bt, bt-sigma (default), davidson-bt or ordinal")
+                      help="bt, bt-sigma (default), davidson-bt, ordinal or anchored")
+    rank.add_argument("--reference", default="human",
+                      help="anchored: the reference judge's id (default human)")
+    rank.add_argument("--joint", action="store_true",
+                      help="anchored: simultaneous rank sets instead of marginal intervals")
     rank.add_argument("--kind", choices=["soft", "hard"], default=None,
                       help="bt / bt-sigma: soft (probabilities) or hard (outcomes); default: "
                       "hard if the file has an outcome column, else soft (davidson-bt is "
@@ -198,6 +207,10 @@ def run_rank(args: argparse.Namespace) -> int:
     comparisons, notes = map_comparisons(
         read_table(args.comparisons, "comparisons", ids=id_columns(args)), args,
         args.comparisons)
+    if args.model == "anchored":
+        from bayesjudge.cli.anchored import run_anchored
+
+        return run_anchored(args, comparisons)
     if args.kind is None:  # follow the file: outcomes are hard, probabilities soft
         args.kind = "hard" if "outcome" in comparisons.columns else "soft"
     model = build_model(args)

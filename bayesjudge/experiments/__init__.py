@@ -8,6 +8,9 @@
   real-data protocol (any table ``system, item, judge_label, human_label`` [``judge``];
   PandaLM is one data set) of Lee, Zeng, Jeong, Sohn & Lee (2025), "How to Correctly
   Report LLM-as-a-Judge Evaluations", arXiv:2511.21140, Sections 7-8;
+* :mod:`~bayesjudge.experiments.anchored_ranking` -- rank sets from a few human votes and
+  LLM judges on arena_ppr, scored against the human ranking (the protocol of Chatzi,
+  Straitouri, Thejaswi & Gomez-Rodriguez 2024, arXiv:2402.17826, Section 5);
 * :mod:`~bayesjudge.experiments.jury` -- simulated juries scored against their truth,
   after Qian, Sun, Gales & Knill (2026), arXiv:2602.16610, Sections 3-4.
 
@@ -15,6 +18,12 @@ Every study runs its tasks through :func:`~bayesjudge.experiments.runner.run_tas
 ``executor=None`` (in-process), ``"joblib"`` or a ``dask.distributed.Client``.
 """
 
+from bayesjudge.experiments.anchored_ranking import (
+    RankSetStudy,
+    davidson_rank_sets,
+    ppr_rank_sets,
+    rank_set_study,
+)
 from bayesjudge.experiments.calibration import (
     BUILTIN_METHODS,
     Split,
@@ -48,10 +57,12 @@ __all__ = [
     "MisclassificationStudy",
     "PandaLMMisclassificationStudy",
     "PermutationTestResult",
+    "RankSetStudy",
     "Split",
     "SplitProtocolResult",
     "TopClusterResult",
     "calibration_splits",
+    "davidson_rank_sets",
     "distribution_shift_study",
     "jury_simulation_study",
     "leave_one_rater_out",
@@ -60,6 +71,8 @@ __all__ = [
     "paired_permutation_test",
     "pandalm_misclassification_study",
     "pandalm_misclassification_table",
+    "ppr_rank_sets",
+    "rank_set_study",
     "rounded_median_from_counts",
     "run_tasks",
     "split_protocol",

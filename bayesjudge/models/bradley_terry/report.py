@@ -27,6 +27,7 @@ from bayesjudge.models.bradley_terry.core import (
     layout_from_state,
     rank_draws,
 )
+from bayesjudge.rank_sets import simultaneous_rank_sets
 
 #: Elements of one (draws x rows x 3) block in predict and the pointwise log-likelihood.
 CHUNK = 2**22
@@ -146,8 +147,19 @@ class PairwiseReports:
         point = np.asarray(self.map_[name]) if self.method_ == "map" else draws.mean(axis=0)
         return point, draws
 
-    def ranking(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
+    def ranking(self, *, ci_prob: float = CI_PROB, joint: bool = False) -> pd.DataFrame:
         """Skills and ranks per ranking group (context, aspect) with credible intervals.
+
+        Parameters
+        ----------
+        ci_prob : float
+            Mass of the credible intervals.
+        joint : bool, default False
+            False: ``rank_lower``/``rank_upper`` are each item's marginal
+            equal-tailed interval. True: they are simultaneous rank sets of the
+            group: with posterior probability >= ``ci_prob`` every item's rank lies
+            in its set at once (:func:`bayesjudge.rank_sets.simultaneous_rank_sets`;
+            never narrower than the marginal intervals). Skill intervals stay marginal.
 
         Returns
         -------
@@ -156,7 +168,8 @@ class PairwiseReports:
             context (first-appearance order) and sorted by ``rank``: ``skill``
             (MAP or posterior mean) and its ``skill_lower``/``skill_upper``,
             ``rank`` (1 = best, by ``skill``), ``rank_lower``/``rank_upper``
-            (equal-tailed interval of the rank over draws) and ``p_best`` (share
+            (equal-tailed interval of the rank over draws; with ``joint=True`` the
+            group's simultaneous rank sets) and ``p_best`` (share
             of draws in which the item is best in its group; sums to 1 per
             group). MAP fits use the Laplace approximation's draws and add
             ``laplace_ok`` (False, with a warning, where those intervals cannot be
@@ -176,6 +189,11 @@ class PairwiseReports:
         out["rank"] = point_rank
         out["rank_lower"] = np.quantile(ranks, q[0], axis=0, method="lower")
         out["rank_upper"] = np.quantile(ranks, q[1], axis=0, method="higher")
+        if joint:  # one rectangle per ranking group: all its items' ranks at once
+            for idx in pd.Series(np.arange(len(layout.group))).groupby(
+                    layout.group).indices.values():
+                lo, hi = simultaneous_rank_sets(ranks[:, idx], ci_prob)
+                out.loc[idx, "rank_lower"], out.loc[idx, "rank_upper"] = lo, hi
         out["p_best"] = (ranks == 1).mean(axis=0)
         if self.method_ == "map":
             out["laplace_ok"] = self.laplace_ok("skill").reshape(-1)

@@ -1,0 +1,182 @@
+"""Battles judged by a reference and by other judges: validation and the collapse to cells.
+
+A *battle* is one judged instance (the same two responses to the same prompt); every
+judge gives it at most one verdict in {left, tie, right}. The likelihood of
+:class:`~bayesjudge.models.anchored.model.AnchoredBT` depends on a battle only through
+its ordered pair (left, right), the reference's label (or none) and the other judges'
+verdict pattern (a verdict or missing, per judge), so battles sharing all of these are
+one *cell* with a count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from bayesjudge.data import (
+    COMPARISON_OUTCOMES,
+    DataValidationError,
+    check_no_missing,
+    require_frame,
+    show_rows,
+    show_values,
+)
+
+COLUMNS = ("battle", "judge", "left", "right", "outcome")
+#: Code of "no verdict" (the reference did not judge the battle, or judge k did not).
+MISSING = 3
+
+
+@dataclass
+class Battles:
+    """Battles as integer codes (ids kept, as written, in first-appearance order).
+
+    Attributes
+    ----------
+    items, judges : numpy.ndarray of object
+        Item ids; ids of the non-reference judges (the reference is ``reference``).
+    battles : numpy.ndarray of object
+        Battle ids, in first-appearance order.
+    left, right : numpy.ndarray of int
+        Item codes per battle.
+    ref : numpy.ndarray of int
+        The reference's outcome per battle (0 left, 1 tie, 2 right, 3 none).
+    verdicts : numpy.ndarray of int, shape (battles, judges)
+        Each other judge's verdict (3: the judge did not judge the battle).
+    """
+
+    items: np.ndarray
+    judges: np.ndarray
+    reference: object
+    battles: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    ref: np.ndarray
+    verdicts: np.ndarray
+
+    def cells(self) -> "Cells":
+        """Collapse the battles to (left, right, reference label, verdict pattern) cells."""
+        key = np.column_stack([self.left, self.right, self.ref, self.verdicts])
+        uniq, inverse, count = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+        return Cells(left=uniq[:, 0], right=uniq[:, 1], ref=uniq[:, 2], verdicts=uniq[:, 3:],
+                     count=count.astype(float), battle_cell=inverse.reshape(-1))
+
+
+@dataclass
+class Cells:
+    """Sufficient statistics: distinct (left, right, ref, verdicts) rows and their counts."""
+
+    left: np.ndarray
+    right: np.ndarray
+    ref: np.ndarray
+    verdicts: np.ndarray
+    count: np.ndarray
+    battle_cell: np.ndarray
+
+    def graph_data(self, n_judges: int) -> dict[str, np.ndarray]:
+        """Values of the ``pm.Data`` containers.
+
+        ``ref_onehot`` is one-hot on the reference's label (zeros for none),
+        ``verdict_onehot`` one-hot per judge (judge-major, 3 columns each; zeros when
+        the judge gave no verdict), so the judges' log-confusion terms are one matrix
+        product.
+        """
+        n = len(self.count)
+        ref_onehot = np.zeros((n, 3))
+        known = self.ref < MISSING
+        ref_onehot[np.flatnonzero(known), self.ref[known]] = 1.0
+        verdict_onehot = np.zeros((n, 3 * n_judges))
+        for k in range(n_judges):
+            v = self.verdicts[:, k]
+            seen = v < MISSING
+            verdict_onehot[np.flatnonzero(seen), 3 * k + v[seen]] = 1.0
+        return {"cell_left": self.left.astype(np.int64), "cell_right": self.right.astype(np.int64),
+                "ref_onehot": ref_onehot, "ref_known": known.astype(float),
+                "verdict_onehot": verdict_onehot, "cell_count": self.count}
+
+
+def outcome_codes(values: pd.Series, name: str) -> np.ndarray:
+    """0 / 1 / 2 for left / tie / right; raises naming the bad values."""
+    # labels, not ids: letter case and surrounding spaces do not matter (as in the BT family)
+    labels = values.astype(object).map(lambda v: v.strip().lower() if isinstance(v, str) else v)
+    codes = pd.Index(COMPARISON_OUTCOMES).get_indexer(labels)
+    if (codes < 0).any():
+        bad = values[codes < 0]
+        raise DataValidationError(
+            f"{name}.outcome must be one of {list(COMPARISON_OUTCOMES)}; got "
+            f"{show_values(pd.unique(bad))} at {show_rows(bad.index)}. Fix: map your labels "
+            f"(e.g. model_a -> left, model_b -> right, tie (bothbad) -> tie).")
+    return codes
+
+
+def validate_battles(df: pd.DataFrame, reference, name: str = "comparisons") -> Battles:
+    """Check a long battle table and encode it.
+
+    Raises
+    ------
+    DataValidationError
+        A missing column or value, an outcome outside {left, tie, right}, an unknown
+        reference judge, a battle whose left/right differ between its rows, a battle
+        comparing an item with itself, or a judge with two verdicts on one battle.
+    """
+    require_frame(df, name, COLUMNS)
+    check_no_missing(df, name, COLUMNS)
+    judge_ids = pd.unique(df["judge"].astype(object))
+    if not any(_same_id(j, reference) for j in judge_ids):
+        raise DataValidationError(
+            f"reference={reference!r} is not a judge of {name}; its judges are "
+            f"{show_values(judge_ids, k=20)} (ids are compared exactly, e.g. 1 != '1'). Fix: "
+            f"pass one of them as reference=.")
+    codes = outcome_codes(df["outcome"], name)
+    battle, battles = pd.factorize(df["battle"].astype(object), sort=False)
+    battles = np.asarray(battles, dtype=object)
+    dup = pd.DataFrame({"b": battle, "j": df["judge"].astype(object).to_numpy()}).duplicated()
+    if dup.any():
+        pairs = [f"{battles[b]!r}/{j!r}" for b, j in zip(battle[dup.to_numpy()],
+                                                         df["judge"].to_numpy()[dup.to_numpy()])]
+        raise DataValidationError(
+            f"{name}: a judge gave more than one verdict on a battle (battle/judge "
+            f"{show_values(pairs)}) at {show_rows(df.index[dup.to_numpy()])}. A battle is one "
+            f"judged instance, so each judge gives it one verdict. Fix: give repeated "
+            f"judgments their own battle ids, or drop the repeats.")
+    item, items = pd.factorize(pd.concat([df["left"], df["right"]], ignore_index=True)
+                               .astype(object), sort=False)
+    n = len(df)
+    left_row, right_row = item[:n], item[n:]
+    if (left_row == right_row).any():
+        bad = df.index[left_row == right_row]
+        raise DataValidationError(
+            f"{name}: left equals right at {show_rows(bad)} (an item against itself). "
+            f"Fix: drop those rows.")
+    n_b = len(battles)
+    left = np.full(n_b, -1)
+    right = np.full(n_b, -1)
+    left[battle], right[battle] = left_row, right_row  # any row's; checked next
+    bad = (left[battle] != left_row) | (right[battle] != right_row)
+    if bad.any():
+        raise DataValidationError(
+            f"{name}: battle(s) {show_values(pd.unique(battles[battle[bad]]))} have different "
+            f"left/right items in different judges' rows (at {show_rows(df.index[bad])}). A "
+            f"battle's two responses are in one order for every judge. Fix: swap the "
+            f"verdict (left <-> right) of the rows written in the other order.")
+    # compare the distinct ids, not the rows (a Python loop over 100,000 rows costs 0.5 s)
+    jcode, jids = pd.factorize(df["judge"].astype(object), sort=False)
+    ref_code = [c for c, j in enumerate(jids) if _same_id(j, reference)][0]
+    is_ref = jcode == ref_code
+    others = [j for c, j in enumerate(jids) if c != ref_code]
+    remap = np.array([-1 if c == ref_code else c - (c > ref_code) for c in range(len(jids))])
+    judge_code = remap[jcode]
+    ref = np.full(n_b, MISSING)
+    ref[battle[is_ref]] = codes[is_ref]
+    verdicts = np.full((n_b, len(others)), MISSING)
+    verdicts[battle[~is_ref], judge_code[~is_ref]] = codes[~is_ref]
+    return Battles(items=np.asarray(items, dtype=object), judges=np.asarray(others, dtype=object),
+                   reference=reference, battles=battles, left=left, right=right, ref=ref,
+                   verdicts=verdicts)
+
+
+def _same_id(a, b) -> bool:
+    """Ids are equal only when their types agree too (1 != '1', 1 != 1.0 as written)."""
+    return type(a) is type(b) and a == b

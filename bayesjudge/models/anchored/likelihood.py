@@ -1,0 +1,115 @@
+"""The anchored Davidson / Dawid-Skene likelihood of a cell, in pytensor and in numpy.
+
+For a cell of battles (left i, right j) with reference label r_obs (or none) and the
+other judges' verdicts v_k (or missing):
+
+    log P(r | d)      = (d/2, nu', -d/2)[r] - log(e^{d/2} + e^{-d/2} + e^{nu'}),
+                        d = s_i - s_j (+ b), nu' = tie_logit = log nu   (Davidson 1970)
+    M_r               = log P(r | d) + sum_{k judged} log C_k[r, v_k]
+    log-lik(cell)     = M_{r_obs}                 (the reference judged the battles)
+                      = log sum_r exp(M_r)        (it did not: r summed out)
+
+times the cell's count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor.tensor as pt
+
+#: Floor of a confusion probability inside a log (a flat-prior MLE can sit on an edge).
+TINY = 1e-300
+
+
+def zero_sum_skills(y, n_items: int):
+    """n - 1 free coordinates -> n skills summing to zero (pytensor).
+
+    PyMC's ``ZeroSumTransform`` (an orthonormal basis of the zero-sum subspace), so
+    iid ``Normal(0, s)`` on ``y`` is ``ZeroSumNormal(s)`` on the skills:
+    ``x_i = y_i - S / (sqrt(n) + n)``, ``x_n = -S / sqrt(n)``, ``S = sum(y)``.
+    """
+    total = pt.sum(y)
+    root = np.sqrt(float(n_items))
+    return pt.concatenate([y - total / (root + n_items), pt.stack([-total / root])])
+
+
+#: How an item-bias difference b shifts a judge's verdict logits (left, tie, right).
+SHIFT = np.array([0.5, 0.0, -0.5])
+
+
+def zero_sum_basis(n: int) -> np.ndarray:
+    """(n, n - 1) matrix of :func:`zero_sum_skills` (its columns: the images of e_m)."""
+    basis = np.zeros((n, n - 1))
+    basis[: n - 1] = np.eye(n - 1)
+    basis[: n - 1] -= 1.0 / (np.sqrt(n) + n)
+    basis[n - 1] = -1.0 / np.sqrt(n)
+    return basis
+
+
+def cell_loglik_pt(diff, tie_logit, log_conf, data, bias=None):
+    """Per-cell log-likelihood (not yet times the counts), pytensor.
+
+    ``log_conf`` is (judges, 3, 3) or None (no other judges); ``data`` maps the
+    ``pm.Data`` names of :meth:`~bayesjudge.models.anchored.data.Cells.graph_data`;
+    ``bias`` (cells, judges): the judges' item-bias differences u_ki - u_kj, which
+    shift their verdict logits by b (1/2, 0, -1/2) within every confusion row.
+    """
+    t = pt.ones_like(diff) * tie_logit
+    logits = pt.stack([0.5 * diff, t, -0.5 * diff], axis=1)
+    lp = logits - pt.logsumexp(logits, axis=1, keepdims=True)
+    if log_conf is not None and bias is not None:
+        n_j = log_conf.shape[0]
+        z = log_conf[None] + bias[:, :, None, None] * SHIFT  # (cells, judges, r, v)
+        z = z - pt.logsumexp(z, axis=-1, keepdims=True)
+        onehot = data["verdict_onehot"].reshape((-1, n_j, 1, 3))
+        lp = lp + pt.sum(onehot * z, axis=(1, 3))
+    elif log_conf is not None:
+        # W[(k, v), r] = log C_k[r, v]: the verdict pattern's terms in one product
+        weight = log_conf.transpose(0, 2, 1).reshape((-1, 3))
+        lp = lp + pt.dot(data["verdict_onehot"], weight)
+    known = data["ref_known"]
+    picked = pt.sum(lp * data["ref_onehot"], axis=1)
+    summed = pt.logsumexp(lp, axis=1)
+    return known * picked + (1.0 - known) * summed
+
+
+def ref_log_probs(diff: np.ndarray, tie_logit) -> np.ndarray:
+    """log P(reference says left / tie / right | d): numpy, a new last axis of 3."""
+    diff = np.asarray(diff, float)
+    t = np.broadcast_to(np.asarray(tie_logit, float), diff.shape)
+    logits = np.stack([0.5 * diff, t, -0.5 * diff], axis=-1)
+    m = logits.max(axis=-1, keepdims=True)
+    return logits - (m + np.log(np.exp(logits - m).sum(axis=-1, keepdims=True)))
+
+
+def joint_log_terms(draws: dict, left, right, verdict_onehot) -> np.ndarray:
+    """M_r = log P(r | d) + sum_k log C_k[r, v_k] per draw and row: (draws, rows, 3)."""
+    s = draws["skill"]
+    d = s[:, left] - s[:, right]
+    if "position_bias" in draws:
+        d = d + np.reshape(draws["position_bias"], (-1, 1))
+    lp = ref_log_probs(d, np.reshape(draws["tie_logit"], (-1, 1)))
+    if "confusion" in draws and verdict_onehot.shape[1] and "judge_item_bias" in draws:
+        conf = np.log(np.maximum(draws["confusion"], TINY))  # (draws, judges, r, v)
+        u = draws["judge_item_bias"]  # (draws, judges, items)
+        b = u[:, :, left] - u[:, :, right]  # (draws, judges, rows)
+        z = conf[:, None] + np.moveaxis(b, 2, 1)[..., None, None] * SHIFT
+        m = z.max(-1, keepdims=True)
+        z = z - (m + np.log(np.exp(z - m).sum(-1, keepdims=True)))
+        onehot = verdict_onehot.reshape(len(verdict_onehot), -1, 1, 3)
+        lp = lp + (onehot[None] * z).sum(axis=(2, 4))
+    elif "confusion" in draws and verdict_onehot.shape[1]:
+        conf = np.log(np.maximum(draws["confusion"], TINY))
+        weight = conf.transpose(0, 1, 3, 2).reshape(len(conf), -1, 3)
+        lp = lp + np.einsum("cj,sjr->scr", verdict_onehot, weight)
+    return lp
+
+
+def cell_loglik_np(draws: dict, data: dict) -> np.ndarray:
+    """Per-cell log-likelihood times the counts, per draw: (draws, cells)."""
+    lp = joint_log_terms(draws, data["cell_left"], data["cell_right"], data["verdict_onehot"])
+    m = lp.max(axis=-1, keepdims=True)
+    summed = (m + np.log(np.exp(lp - m).sum(axis=-1, keepdims=True)))[..., 0]
+    picked = (lp * data["ref_onehot"]).sum(-1)
+    known = data["ref_known"]
+    return data["cell_count"] * np.where(known > 0, picked, summed)

@@ -1,0 +1,280 @@
+"""AnchoredBT: a Davidson-BT ranking of what a reference judge prefers, with the other
+judges' verdicts as noisy channels of the reference's outcome (Dawid-Skene)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytensor.tensor as pt
+
+from bayesjudge.base import BayesianModel
+from bayesjudge.data import DataValidationError
+from bayesjudge.models.anchored.data import Battles, Cells, validate_battles
+from bayesjudge.models.anchored.likelihood import (
+    TINY,
+    cell_loglik_np,
+    cell_loglik_pt,
+    zero_sum_basis,
+    zero_sum_skills,
+)
+from bayesjudge.models.anchored.report import AnchoredReports
+from bayesjudge.priors import Prior
+from bayesjudge.structures import ExampleData, FitData
+
+OUTCOMES = ["left", "tie", "right"]
+
+
+class AnchoredBT(AnchoredReports, BayesianModel):
+    r"""Davidson-BT skills of a reference judge, anchored through other judges' verdicts.
+
+    Each battle b (left item i against right item j, one judged instance) has an
+    outcome r_b in {left, tie, right} by the reference judge (e.g. human voters),
+    Davidson-BT in the items' zero-sum skills s:
+
+    .. math::
+
+        P(r_b = \text{left}) = \frac{e^{d/2}}{e^{d/2} + e^{-d/2} + \nu},\quad
+        P(\text{tie}) = \frac{\nu}{\cdot},\quad P(\text{right}) = \frac{e^{-d/2}}{\cdot},
+        \qquad d = s_i - s_j\ (+\ b),\ \nu = e^{\text{tie\_logit}}
+
+    (b: the reference's position bias, with ``position_bias=True``). Every other judge
+    k's verdict v_bk is a noisy channel of r_b: a 3 x 3 confusion matrix
+    C_k[r, v] = P(judge k says v | reference outcome r), rows on the simplex. Given r_b
+    the judges' verdicts are independent (the Dawid-Skene assumption;
+    :meth:`agreement_check` tests it on the data). A battle the reference judged
+    contributes P(r_b | d) prod_k C_k[r_b, v_bk]; any other battle
+    sum_r P(r | d) prod_k C_k[r, v_bk]. The confusion rows carry each judge's position
+    bias (a judge that says "left" too often has a large left column). Battles are
+    collapsed to cells (ordered pair x reference label or none x verdict pattern)
+    with counts.
+
+    Parameters
+    ----------
+    reference : hashable
+        The reference judge's id in the ``judge`` column (exactly as written).
+    position_bias : bool
+        Add the reference's own position bias b to d.
+    item_bias : bool
+        Let each judge prefer some items more (or less) than the reference does:
+        judge k's verdict on (i, j) given r is softmax_v(log C_k[r, v] + (u_ki - u_kj)
+        (1/2, 0, -1/2)_v), u_k zero-sum per judge. Without it the confusion matrix is
+        the same for every pair, and a judge that ranks two items in another order
+        than the reference pulls the ranking toward its own.
+    priors : None, "flat" or dict
+        Overrides of :attr:`default_priors` by name. Defaults::
+
+            skill          Prior('Normal', mu=0, sigma=3)   zero-sum coordinates of s
+            tie_logit      Prior('Normal', mu=0, sigma=2)   log nu
+            position_bias  Prior('Normal', mu=0, sigma=1)   b (position_bias=True)
+            confusion      Prior('Dirichlet', diagonal=3, off_diagonal=1.5)
+            judge_item_bias  Prior('Normal', mu=0, sigma=0.5)   zero-sum coordinates of u_k
+
+        Each confusion row is Dirichlet with concentration 3 on the diagonal (the
+        verdict that agrees with the reference) and 1.5 elsewhere: prior mean 0.5 for
+        agreement (chance is 1/3), and a mode inside the simplex, so MAP never sits on
+        an edge when a judge never gives some verdict. ``"flat"``: flat skill, tie and
+        bias, Dirichlet(1, 1, 1) rows -- MAP is then maximum likelihood.
+    random_seed : int, optional
+        Seeds NUTS and the Laplace draws.
+
+    Notes
+    -----
+    Identification: the skills sum to zero; the scale of d is the reference's (its
+    Davidson probabilities); the confusion matrices are identified by the battles
+    the reference judged together with the judge, and by the skills elsewhere (the
+    label-switching of plain Dawid-Skene cannot happen, since r is tied to d).
+    """
+
+    default_priors = {
+        "skill": Prior("Normal", mu=0, sigma=3),
+        "tie_logit": Prior("Normal", mu=0, sigma=2),
+        "position_bias": Prior("Normal", mu=0, sigma=1),
+        "confusion": Prior("Dirichlet", diagonal=3, off_diagonal=1.5),
+        "judge_item_bias": Prior("Normal", mu=0, sigma=0.5),
+    }
+
+    def __init__(self, reference: Any = "human", *, position_bias: bool = False,
+                 item_bias: bool = False, priors: None | str | Mapping = None,
+                 random_seed: int | None = None):
+        self.reference = reference
+        self.position_bias = position_bias
+        self.item_bias = item_bias
+        self.priors = priors
+        self.random_seed = random_seed
+
+    def _prior_names(self) -> tuple[str, ...]:
+        return tuple(k for k in self.default_priors
+                     if (k != "position_bias" or self.position_bias)
+                     and (k != "judge_item_bias" or self.item_bias))
+
+    def _flat_priors(self) -> dict[str, Prior]:
+        return {"skill": Prior("Flat"), "tie_logit": Prior("Flat"),
+                "position_bias": Prior("Flat"),
+                "confusion": Prior("Dirichlet", diagonal=1, off_diagonal=1),
+                "judge_item_bias": Prior("Flat")}
+
+    @property
+    def _summary_vars(self) -> tuple[str, ...]:
+        names = ["skill", "tie_logit"]
+        if self.position_bias:
+            names.append("position_bias")
+        if self._has_judges():
+            names.append("confusion")
+            if self.item_bias:
+                names.append("judge_item_bias")
+        return tuple(names)
+
+    def _has_judges(self) -> bool:
+        st = getattr(self, "_state_", None)
+        return bool(st and st["judges"])
+
+    # -- data ------------------------------------------------------------------------
+    def _prepare(self, comparisons: pd.DataFrame) -> FitData:
+        battles: Battles = validate_battles(comparisons, self.reference)
+        if len(battles.items) < 2:
+            raise DataValidationError("comparisons: fewer than two items; nothing to rank.")
+        cells: Cells = battles.cells()
+        n_j = len(battles.judges)
+        data = cells.graph_data(n_j)
+        self._state_ = state_of(battles, cells)
+        coords = {"item": battles.items.tolist(), "judge": battles.judges.tolist(),
+                  "reference_outcome": OUTCOMES, "verdict": OUTCOMES,
+                  "item_free": np.arange(len(battles.items) - 1),
+                  "cell": np.arange(len(cells.count))}
+        return FitData(
+            data=data, coords=coords,
+            observed={"battles": (("cell",), cells.count)},
+            observation={"outcome_space": (
+                "the reference's outcome and the other judges' verdicts in {left, tie, "
+                "right} of each battle, battles pooled in cells (pair x reference label x "
+                "verdict pattern); one unit = one cell")},
+            shape_key=(len(battles.items), n_j),
+            extra={"cells": cells},
+        )
+
+    # -- graph -----------------------------------------------------------------------
+    def _build(self, fd: FitData) -> pm.Model:
+        priors = self.resolved_priors()
+        n_items, n_j = fd.shape_key
+        with pm.Model(coords=fd.coords) as model:
+            data = {name: pm.Data(name, value) for name, value in fd.data.items()}
+            z = priors["skill"].create("skill_z", dims="item_free")
+            skill = pm.Deterministic("skill", zero_sum_skills(z, n_items), dims="item")
+            tie = priors["tie_logit"].create("tie_logit")
+            diff = skill[data["cell_left"]] - skill[data["cell_right"]]
+            if self.position_bias:
+                diff = diff + priors["position_bias"].create("position_bias")
+            log_conf = None
+            if n_j:
+                conf = pm.Dirichlet("confusion", a=confusion_concentration(priors["confusion"]),
+                                    dims=("judge", "reference_outcome", "verdict"))
+                log_conf = pt.log(pt.maximum(conf, TINY))
+            bias = None
+            if n_j and self.item_bias:
+                # u_k = B z_k: zero-sum per judge (only differences u_ki - u_kj enter)
+                z_u = priors["judge_item_bias"].create("judge_item_bias_z",
+                                                       dims=("judge", "item_free"))
+                u = pm.Deterministic("judge_item_bias", pt.dot(z_u, zero_sum_basis(n_items).T),
+                                     dims=("judge", "item"))
+                bias = (u[:, data["cell_left"]] - u[:, data["cell_right"]]).T
+            ll = cell_loglik_pt(diff, tie, log_conf, data, bias)
+            pm.Potential("loglik", pt.sum(data["cell_count"] * ll))
+        return model
+
+    def _pointwise_loglik(self, params, fd):
+        lead = np.shape(params["skill"])[:2]
+        draws = {k: np.asarray(v).reshape(-1, *np.shape(v)[2:]) for k, v in params.items()}
+        return {"battles": cell_loglik_np(draws, fd.data).reshape(*lead, -1)}
+
+    def _state(self) -> dict[str, Any]:
+        return self._state_
+
+    def _set_state(self, state: dict[str, Any]) -> None:
+        self._state_ = state
+
+    # -- example ---------------------------------------------------------------------
+    @classmethod
+    def example_data(cls, random_seed: int = 0) -> ExampleData:
+        """6 items, 240 battles; the reference judged 40%, three LLM judges all of them.
+
+        ``judge-good`` agrees with the reference 80% of the time, ``judge-left`` says
+        "left" in 60% of battles whatever happened, ``judge-coin`` is uniform noise.
+        """
+        table, truth = simulate_battles(
+            np.linspace(-1.2, 1.2, 6), 240, random_seed=random_seed, reference_share=0.4)
+        new = pd.DataFrame({"battle": ["new-1", "new-1", "new-2", "new-3", "new-3"],
+                            "judge": ["judge-good", "judge-left", "judge-good", "judge-coin",
+                                      "human"],
+                            "left": ["m0", "m0", "m3", "m5", "m5"],
+                            "right": ["m1", "m1", "m2", "m4", "m4"],
+                            "outcome": ["left", "left", "tie", "right", "left"]})
+        return ExampleData(fit_args=(table,), predict_args=(new,), id_column="battle",
+                           truth=truth)
+
+
+def confusion_concentration(prior: Prior) -> np.ndarray:
+    """The 3 x 3 Dirichlet concentration of a confusion prior (rows = reference outcome)."""
+    params = prior.params
+    if prior.dist != "Dirichlet" or set(params) != {"diagonal", "off_diagonal"}:
+        raise ValueError(
+            f"the confusion prior must be Prior('Dirichlet', diagonal=..., off_diagonal=...) "
+            f"(the concentration of a row on its agreeing verdict and on the two others); "
+            f"got {prior!r}.")
+    diag, off = float(params["diagonal"]), float(params["off_diagonal"])
+    if not (diag > 0 and off > 0):
+        raise ValueError(f"the confusion prior's concentrations must be > 0; got {prior!r}.")
+    return np.full((3, 3), off) + (diag - off) * np.eye(3)
+
+
+def state_of(battles: Battles, cells: Cells) -> dict[str, Any]:
+    """JSON-able fitted state: ids, the cells (for the checks after load), counts per judge."""
+    ids = [x.item() if isinstance(x, np.generic) else x for x in battles.items]
+    judges = [x.item() if isinstance(x, np.generic) else x for x in battles.judges]
+    seen = battles.verdicts < 3
+    with_ref = seen & (battles.ref < 3)[:, None]
+    agree = with_ref & (battles.verdicts == battles.ref[:, None])
+    return {"items": ids, "judges": judges,
+            "n_battles": int(len(battles.battles)), "n_reference": int((battles.ref < 3).sum()),
+            "judge_battles": seen.sum(0).tolist(), "judge_with_reference": with_ref.sum(0).tolist(),
+            "judge_agreement": agree.sum(0).tolist(),
+            "cells": {"left": cells.left.tolist(), "right": cells.right.tolist(),
+                      "ref": cells.ref.tolist(), "verdicts": cells.verdicts.tolist(),
+                      "count": cells.count.tolist()}}
+
+
+def simulate_battles(skill, n_battles: int, *, random_seed: int = 0, reference_share=0.4,
+                     tie_logit: float = -0.5, confusion: dict | None = None):
+    """Battles among items of the given skills, the reference on a share of them.
+
+    Returns the long table and the truth (skill, tie_logit, confusion per judge).
+    """
+    rng = np.random.default_rng(random_seed)
+    skill = np.asarray(skill, float) - np.mean(skill)
+    n = len(skill)
+    if confusion is None:
+        good = np.full((3, 3), 0.1) + 0.7 * np.eye(3)
+        left = np.array([[0.8, 0.1, 0.1], [0.5, 0.3, 0.2], [0.5, 0.1, 0.4]])
+        confusion = {"judge-good": good, "judge-left": left,
+                     "judge-coin": np.full((3, 3), 1 / 3)}
+    i = rng.integers(0, n, n_battles)
+    j = (i + rng.integers(1, n, n_battles)) % n
+    d = skill[i] - skill[j]
+    w = np.exp(np.stack([0.5 * d, np.full_like(d, tie_logit), -0.5 * d], axis=1))
+    p = w / w.sum(1, keepdims=True)
+    r = (rng.random(n_battles)[:, None] > np.cumsum(p, 1)).sum(1)
+    names = np.array([f"m{x}" for x in range(n)], dtype=object)
+    rows = []
+    ref_seen = rng.random(n_battles) < reference_share
+    for b in range(n_battles):
+        if ref_seen[b]:
+            rows.append((f"b{b}", "human", names[i[b]], names[j[b]], OUTCOMES[r[b]]))
+        for judge, c in confusion.items():
+            v = rng.choice(3, p=c[r[b]])
+            rows.append((f"b{b}", judge, names[i[b]], names[j[b]], OUTCOMES[v]))
+    table = pd.DataFrame(rows, columns=["battle", "judge", "left", "right", "outcome"])
+    return table, {"skill": skill, "tie_logit": tie_logit,
+                   "confusion": np.stack(list(confusion.values()))}

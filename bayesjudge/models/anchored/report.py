@@ -1,0 +1,327 @@
+"""Reports of :class:`~bayesjudge.models.anchored.model.AnchoredBT`: ranking, judges, predict,
+and the posterior predictive check of the judges' conditional independence."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayesjudge.constants import CI_PROB
+from bayesjudge.data import DataValidationError, check_ci_prob, require_frame, show_values
+from bayesjudge.engine.laplace_check import warn_flagged
+from bayesjudge.models.anchored.data import MISSING, Cells, outcome_codes
+from bayesjudge.models.anchored.likelihood import joint_log_terms, ref_log_probs
+from bayesjudge.rank_sets import simultaneous_rank_sets
+
+_OUTCOMES = np.array(["left", "tie", "right"], dtype=object)
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def rank_draws(skill: np.ndarray) -> np.ndarray:
+    """Rank (1 = best) of every item per draw; ``skill`` is (draws, items)."""
+    order = np.argsort(-skill, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, skill.shape[1] + 1)[None, :], axis=1)
+    return ranks
+
+
+def reference_information(diff: np.ndarray, tie_logit, confusion=None) -> np.ndarray:
+    """Fisher information about d of one reference outcome, or of one verdict through
+    ``confusion`` (3 x 3 per draw: (draws, 3, 3)); ``diff`` is (draws, rows).
+
+    Davidson: dP_left/dd = P_left (1/2 - m), dP_tie/dd = -P_tie m, dP_right/dd =
+    P_right (-1/2 - m), m = (P_left - P_right) / 2; a verdict has P(v) = sum_r P(r) C[r, v].
+    """
+    p = np.exp(ref_log_probs(diff, np.reshape(tie_logit, (-1, 1))))
+    m = 0.5 * (p[..., 0] - p[..., 2])
+    dp = p * np.stack([0.5 - m, -m, -0.5 - m], axis=-1)
+    if confusion is not None:
+        p = np.einsum("srk,sdr->sdk", confusion, p)
+        dp = np.einsum("srk,sdr->sdk", confusion, dp)
+    return (dp**2 / np.maximum(p, 1e-300)).sum(-1)
+
+
+class AnchoredReports:
+    """Mixin: the numpy side of the anchored model (reads ``_state_`` and the posterior)."""
+
+    _state_: dict[str, Any]
+
+    def _cells(self) -> Cells:
+        c = self._state_["cells"]
+        verdicts = np.asarray(c["verdicts"], dtype=np.int64).reshape(len(c["count"]), -1)
+        return Cells(left=np.asarray(c["left"], dtype=np.int64),
+                     right=np.asarray(c["right"], dtype=np.int64),
+                     ref=np.asarray(c["ref"], dtype=np.int64), verdicts=verdicts,
+                     count=np.asarray(c["count"], float), battle_cell=np.zeros(0, np.int64))
+
+    def _draws(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(point, draws): the MAP (or posterior mean) and the posterior / Laplace draws."""
+        post = self._posterior()[name].values
+        draws = post.reshape(-1, *post.shape[2:])
+        point = np.asarray(self.map_[name]) if self.method_ == "map" else draws.mean(axis=0)
+        return point, draws
+
+    def _all_draws(self) -> dict[str, np.ndarray]:
+        post = self._posterior()
+        return {k: post[k].values.reshape(-1, *post[k].shape[2:]) for k in self._summary_vars}
+
+    # -- ranking -----------------------------------------------------------------------
+    def ranking(self, *, ci_prob: float = CI_PROB, joint: bool = False) -> pd.DataFrame:
+        """Skills and ranks of the reference's preference, with credible intervals.
+
+        Parameters
+        ----------
+        ci_prob : float
+            Mass of the intervals.
+        joint : bool
+            False: ``rank_lower``/``rank_upper`` are each item's marginal equal-tailed
+            rank interval. True: simultaneous rank sets -- with posterior probability
+            >= ``ci_prob`` every item's rank lies in its set at once
+            (:func:`bayesjudge.rank_sets.simultaneous_rank_sets`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per item sorted by ``rank``: ``item``, ``skill`` (MAP or posterior
+            mean) with ``skill_lower``/``skill_upper``, ``rank`` (1 = best),
+            ``rank_lower``/``rank_upper``, ``p_best``; MAP fits add ``laplace_ok``.
+        """
+        self._check_fitted()
+        check_ci_prob(ci_prob)
+        point, draws = self._draws("skill")
+        q = [(1 - ci_prob) / 2, (1 + ci_prob) / 2]
+        ranks = rank_draws(draws)
+        out = pd.DataFrame({"item": np.asarray(self._state_["items"], dtype=object)})
+        out["skill"] = point
+        out["skill_lower"], out["skill_upper"] = np.quantile(draws, q, axis=0)
+        out["rank"] = rank_draws(point[None])[0]
+        if joint:
+            out["rank_lower"], out["rank_upper"] = simultaneous_rank_sets(ranks, ci_prob)
+        else:
+            out["rank_lower"] = np.quantile(ranks, q[0], axis=0, method="lower")
+            out["rank_upper"] = np.quantile(ranks, q[1], axis=0, method="higher")
+        out["p_best"] = (ranks == 1).mean(axis=0)
+        if self.method_ == "map":
+            out["laplace_ok"] = self.laplace_ok("skill").reshape(-1)
+            warn_flagged(out, ["item"])
+        return out.sort_values("rank", kind="stable").reset_index(drop=True)
+
+    # -- judges ------------------------------------------------------------------------
+    def judges(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
+        """Each judge's confusion matrix with intervals, agreement and worth in reference votes.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Tidy, one row per (judge, reference_outcome, verdict): ``estimate`` of
+            C_k[r, v] = P(judge says v | reference outcome r) (MAP, or posterior mean)
+            with ``lower``/``upper``; then per judge (repeated on its 9 rows):
+            ``n_battles`` (battles it judged), ``n_with_reference`` (of those, judged by
+            the reference too), ``agreement`` (observed share of those where its verdict
+            equals the reference's), ``reference_votes`` with ``_lower``/``_upper``: what
+            one verdict of the judge is worth in reference outcomes, I_k / I_ref, where I
+            is the Fisher information about a skill difference d of one outcome (for
+            judge k, of its verdict with the reference's outcome summed out through C_k),
+            averaged over the d of the battles the judge judged. m verdicts of judge k
+            alone give a skill difference the posterior variance of m I_k / I_ref
+            reference votes (asymptotically). MAP fits add ``laplace_ok``.
+        """
+        self._check_fitted()
+        check_ci_prob(ci_prob)
+        st = self._state_
+        judges = np.asarray(st["judges"], dtype=object)
+        cols = ["judge", "reference_outcome", "verdict", "estimate", "lower", "upper"]
+        if not len(judges):
+            return pd.DataFrame(columns=cols)
+        q = [(1 - ci_prob) / 2, (1 + ci_prob) / 2]
+        point, draws = self._draws("confusion")
+        n_j = len(judges)
+        out = pd.DataFrame({"judge": np.repeat(judges, 9),
+                            "reference_outcome": np.tile(np.repeat(_OUTCOMES, 3), n_j),
+                            "verdict": np.tile(_OUTCOMES, 3 * n_j)})
+        out["estimate"] = point.reshape(-1)
+        lo, hi = np.quantile(draws.reshape(len(draws), -1), q, axis=0)
+        out["lower"], out["upper"] = lo, hi
+        per = lambda v: np.repeat(np.asarray(v), 9)  # noqa: E731  (per judge -> its 9 rows)
+        out["n_battles"] = per(st["judge_battles"])
+        out["n_with_reference"] = per(st["judge_with_reference"])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["agreement"] = per(np.asarray(st["judge_agreement"], float)
+                                   / np.asarray(st["judge_with_reference"], float))
+        worth = self._reference_votes(draws)
+        worth_point = self._reference_votes(point[None],
+                                            {k: v[None] for k, v in self._point().items()})
+        out["reference_votes"] = per(worth_point[0])
+        lo, hi = np.quantile(worth, q, axis=0)
+        out["reference_votes_lower"], out["reference_votes_upper"] = per(lo), per(hi)
+        if self.method_ == "map":
+            ok = self.laplace_ok("confusion").reshape(n_j, 9).all(axis=1)
+            out["laplace_ok"] = per(ok)
+            warn_flagged(out, ["judge", "reference_outcome", "verdict"])
+        return out
+
+    def _point(self) -> dict[str, np.ndarray]:
+        if self.method_ == "map":
+            return {k: np.asarray(self.map_[k]) for k in self._summary_vars}
+        return {k: v.mean(axis=0) for k, v in self._all_draws().items()}
+
+    def _reference_votes(self, confusion: np.ndarray, params=None) -> np.ndarray:
+        """I_k / I_ref per draw and judge: (draws, judges)."""
+        params = params or self._all_draws()
+        cells = self._cells()
+        d = params["skill"][:, cells.left] - params["skill"][:, cells.right]
+        if "position_bias" in params:
+            d = d + np.reshape(params["position_bias"], (-1, 1))
+        out = np.empty((len(confusion), confusion.shape[1]))
+        ref_info = reference_information(d, params["tie_logit"])
+        for k in range(confusion.shape[1]):
+            w = cells.count * (cells.verdicts[:, k] < MISSING)
+            info = reference_information(d, params["tie_logit"], confusion[:, k])
+            out[:, k] = (info @ w) / (ref_info @ w)
+        return out
+
+    # -- predict -------------------------------------------------------------------------
+    def predict(self, battles: pd.DataFrame, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
+        """P(the reference says left / tie / right) per battle, given its judges' verdicts.
+
+        Parameters
+        ----------
+        battles : pandas.DataFrame
+            ``battle``, ``left``, ``right``, optionally ``judge`` and ``outcome``: the
+            verdicts of fitted judges on the battle. The prediction conditions on them
+            by Bayes' rule through the confusion matrices,
+            P(r | verdicts) proportional to P(r | d) prod_k C_k[r, v_k]; a battle without
+            verdicts gets P(r | d). Rows of the reference judge itself are not used
+            (the question is what it would say), so held-out reference battles can be
+            scored against its real label.
+        ci_prob : float
+            Mass of the intervals (NUTS fits).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per battle in first-appearance order: ``battle``, ``left``,
+            ``right``, ``n_verdicts`` (verdicts used), ``p_left``, ``p_tie``,
+            ``p_right`` (MAP plug-in, or posterior mean with ``p_*_lower``/``p_*_upper``
+            under NUTS).
+        """
+        self._check_fitted()
+        check_ci_prob(ci_prob)
+        battle, out, left, right, onehot = self._index_battles(battles)
+        nuts = self.method_ == "nuts"
+        draws = self._all_draws() if nuts else {k: v[None] for k, v in self._point().items()}
+        probs = _softmax(joint_log_terms(draws, left, right, onehot))
+        out["n_verdicts"] = onehot.sum(1).astype(np.int64)
+        for j, name in enumerate(("left", "tie", "right")):
+            out[f"p_{name}"] = probs[..., j].mean(axis=0)
+            if nuts:
+                lo, hi = np.quantile(probs[..., j], [(1 - ci_prob) / 2, (1 + ci_prob) / 2], axis=0)
+                out[f"p_{name}_lower"], out[f"p_{name}_upper"] = lo, hi
+        return out
+
+    def _index_battles(self, battles: pd.DataFrame):
+        require_frame(battles, "battles", ["battle", "left", "right"])
+        st = self._state_
+        code, ids = pd.factorize(battles["battle"].astype(object), sort=False)
+        first = pd.Series(np.arange(len(code))).groupby(code).first().to_numpy()
+        items = pd.Index(np.asarray(st["items"], dtype=object), dtype=object)
+        pos = {}
+        for col in ("left", "right"):
+            p = items.get_indexer(battles[col].astype(object))
+            if (p < 0).any():
+                raise DataValidationError(
+                    f"battles.{col} has items the model was not fitted on: "
+                    f"{show_values(pd.unique(battles[col][p < 0]))} (ids are compared "
+                    f"exactly). Fix: drop those battles or refit with them.")
+            pos[col] = p
+        if ((pos["left"] != pos["left"][first][code])
+                | (pos["right"] != pos["right"][first][code])).any():
+            raise DataValidationError(
+                "battles: a battle has different left/right items in different rows. Fix: "
+                "write every row of a battle in the same order.")
+        n_j = len(st["judges"])
+        onehot = np.zeros((len(ids), 3 * n_j))
+        if "judge" in battles.columns and "outcome" in battles.columns and n_j:
+            judge = battles["judge"].astype(object)
+            ref = np.array([type(j) is type(self.reference) and j == self.reference
+                            for j in judge], dtype=bool)
+            k = pd.Index(np.asarray(st["judges"], dtype=object), dtype=object).get_indexer(judge)
+            unknown = (k < 0) & ~ref
+            if unknown.any():
+                raise DataValidationError(
+                    f"battles.judge has judges the model was not fitted on: "
+                    f"{show_values(pd.unique(judge[unknown]))}; fitted: "
+                    f"{show_values(st['judges'], k=20)}. Fix: drop their rows.")
+            use = ~ref
+            v = outcome_codes(battles["outcome"][use], "battles")
+            onehot[code[use], 3 * k[use] + v] += 1.0
+            if (onehot > 1).any():
+                raise DataValidationError(
+                    "battles: a judge gives more than one verdict on a battle. Fix: drop the "
+                    "repeats.")
+        out = pd.DataFrame({"battle": np.asarray(ids, dtype=object),
+                            "left": battles["left"].to_numpy()[first],
+                            "right": battles["right"].to_numpy()[first]})
+        return code, out, pos["left"][first], pos["right"][first], onehot
+
+    # -- checks ---------------------------------------------------------------------------
+    def agreement_check(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
+        """Posterior predictive check of the judges' conditional independence (Dawid-Skene).
+
+        For every pair of non-reference judges, the share of the battles both judged
+        where their verdicts agree, observed and as the model predicts it: a battle's
+        reference outcome r has P(r | d) (its observed label where the reference judged
+        it), and given r the two verdicts are independent, so P(agree) =
+        sum_r P(r) sum_v C_k[r, v] C_l[r, v]. Judges that share errors beyond the
+        reference's outcome (the same position bias, the same taste) agree more often
+        than predicted.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per judge pair: ``judge_a``, ``judge_b``, ``n_battles``,
+            ``observed``, ``expected`` (posterior mean of the predicted share),
+            ``lower``/``upper`` (``ci_prob`` interval of the replicated share: posterior
+            draws plus the binomial noise of n_battles battles, normal approximation),
+            ``p_value`` (two-sided posterior predictive p-value).
+        """
+        self._check_fitted()
+        check_ci_prob(ci_prob)
+        judges = list(self._state_["judges"])
+        cells = self._cells()
+        params = self._all_draws()
+        rows = []
+        if len(judges) < 2:
+            return pd.DataFrame(columns=["judge_a", "judge_b", "n_battles", "observed",
+                                         "expected", "lower", "upper", "p_value"])
+        empty = np.zeros((len(cells.count), 0))
+        p_ref = _softmax(joint_log_terms(params, cells.left, cells.right, empty))
+        known = cells.ref < MISSING
+        p_ref[:, known] = np.eye(3)[cells.ref[known]][None]
+        rng = np.random.default_rng(self.random_seed)
+        conf = params["confusion"]
+        for a in range(len(judges)):
+            for b in range(a + 1, len(judges)):
+                both = (cells.verdicts[:, a] < MISSING) & (cells.verdicts[:, b] < MISSING)
+                n = cells.count[both]
+                total = n.sum()
+                if total == 0:
+                    continue
+                agree_r = np.einsum("srv,srv->sr", conf[:, a], conf[:, b])
+                p = np.einsum("scr,sr->sc", p_ref[:, both], agree_r)
+                mean = p @ n
+                sd = np.sqrt((p * (1 - p)) @ n)
+                rep = (mean + sd * rng.standard_normal(len(mean))) / total
+                obs = float(n @ (cells.verdicts[both, a] == cells.verdicts[both, b])) / total
+                tail = min((rep >= obs).mean(), (rep <= obs).mean())
+                lo, hi = np.quantile(rep, [(1 - ci_prob) / 2, (1 + ci_prob) / 2])
+                rows.append((judges[a], judges[b], int(total), obs, float(mean.mean() / total),
+                             lo, hi, min(1.0, 2 * tail)))
+        return pd.DataFrame(rows, columns=["judge_a", "judge_b", "n_battles", "observed",
+                                           "expected", "lower", "upper", "p_value"])

@@ -1,0 +1,245 @@
+"""AnchoredBT against independent references: a per-battle numpy log-likelihood, a scipy
+Davidson MLE, Bayes' rule by hand, Fisher information identities; validation errors."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import minimize
+
+import bayesjudge as bj
+from bayesjudge import DataValidationError
+from bayesjudge.models.anchored.model import simulate_battles
+from bayesjudge.models.anchored.report import reference_information
+from bayesjudge.rank_sets import simultaneous_rank_sets
+
+OUT = {"left": 0, "tie": 1, "right": 2}
+
+
+def _davidson_probs(d, t):
+    w = np.array([np.exp(d / 2), np.exp(t), np.exp(-d / 2)])
+    return w / w.sum()
+
+
+def _per_battle_loglik(table, reference, skill, tie, conf, items, judges, bias=None):
+    """Hand-written: one battle at a time, sum over the reference outcome when unseen."""
+    total = 0.0
+    for _, rows in table.groupby("battle", sort=False):
+        i, j = items.index(rows["left"].iloc[0]), items.index(rows["right"].iloc[0])
+        p = _davidson_probs(skill[i] - skill[j], tie)
+        ref = rows[rows["judge"] == reference]
+        like = np.zeros(3)
+        for r in range(3):
+            if len(ref) and OUT[ref["outcome"].iloc[0]] != r:
+                continue
+            term = p[r]
+            for _, row in rows[rows["judge"] != reference].iterrows():
+                k = judges.index(row["judge"])
+                c = conf[k, r]
+                if bias is not None:  # the judge's own item preference shifts its row
+                    b = bias[k, i] - bias[k, j]
+                    c = c * np.exp(b * np.array([0.5, 0.0, -0.5]))
+                    c = c / c.sum()
+                term *= c[OUT[row["outcome"]]]
+            like[r] = term
+        total += np.log(like.sum())
+    return total
+
+
+@pytest.fixture(scope="module")
+def small_table():
+    table, _ = simulate_battles(np.linspace(-1, 1, 6), 240, random_seed=5, reference_share=0.4)
+    rng = np.random.default_rng(1)
+    # some judges skip some battles: verdict patterns with missing entries
+    return table[(table["judge"] == "human") | (rng.random(len(table)) < 0.8)].reset_index(
+        drop=True)
+
+
+@pytest.mark.parametrize("item_bias", [False, True])
+def test_collapsed_likelihood_equals_per_battle_numpy(small_table, item_bias):
+    model = bj.AnchoredBT(random_seed=0, item_bias=item_bias)
+    fd = model._prepare(small_table)
+    assert fd.data["cell_count"].sum() == small_table["battle"].nunique()
+    assert len(fd.data["cell_count"]) < small_table["battle"].nunique()  # it collapses
+    pm_model = model._build(fd)
+    rng = np.random.default_rng(2)
+    point = {k: rng.normal(0, 0.7, np.shape(v)) for k, v in pm_model.initial_point().items()}
+    outs = [pm_model["loglik"], pm_model["skill"], pm_model["tie_logit"], pm_model["confusion"]]
+    if item_bias:
+        outs.append(pm_model["judge_item_bias"])
+    fn = pm_model.compile_fn(outs, inputs=pm_model.value_vars, on_unused_input="ignore",
+                             point_fn=False)
+    loglik, skill, tie, conf, *bias = fn(*[point[v.name] for v in pm_model.value_vars])
+    state = model._state_
+    expected = _per_battle_loglik(small_table, "human", skill, tie, conf, state["items"],
+                                  state["judges"], bias[0] if bias else None)
+    assert loglik == pytest.approx(expected, rel=1e-10)
+    # the numpy pointwise log-likelihood (the LOO units) sums to the same
+    params = {"skill": skill[None, None], "tie_logit": np.reshape(tie, (1, 1)),
+              "confusion": conf[None, None]}
+    if bias:
+        assert np.allclose(bias[0].sum(axis=1), 0.0)  # zero-sum per judge
+        params["judge_item_bias"] = bias[0][None, None]
+    pointwise = model._pointwise_loglik(params, fd)["battles"]
+    assert pointwise.sum() == pytest.approx(expected, rel=1e-10)
+
+
+def _davidson_mle(table):
+    items = list(pd.unique(pd.concat([table["left"], table["right"]])))
+    i = table["left"].map(items.index).to_numpy()
+    j = table["right"].map(items.index).to_numpy()
+    y = table["outcome"].map(OUT).to_numpy()
+    n = len(items)
+
+    def nll(x):
+        s = np.append(x[:n - 1], -x[:n - 1].sum())
+        d = s[i] - s[j]
+        logits = np.stack([d / 2, np.full_like(d, x[-1]), -d / 2], axis=1)
+        lse = np.logaddexp.reduce(logits, axis=1)
+        return -(logits[np.arange(len(y)), y] - lse).sum()
+
+    res = minimize(nll, np.zeros(n), method="BFGS", options={"gtol": 1e-9})
+    return items, np.append(res.x[:n - 1], -res.x[:n - 1].sum()), res.x[-1]
+
+
+def test_flat_map_on_reference_only_equals_davidson_mle(small_table):
+    ref_only = small_table[small_table["judge"] == "human"].reset_index(drop=True)
+    items, skill, tie = _davidson_mle(ref_only)
+    model = bj.AnchoredBT(priors="flat", random_seed=0).fit(ref_only)
+    fitted = dict(zip(model._state_["items"], model.map_["skill"]))
+    np.testing.assert_allclose([fitted[k] for k in items], skill, atol=1e-4)
+    assert float(model.map_["tie_logit"]) == pytest.approx(tie, abs=1e-4)
+    # no other judges: no confusion matrix, an empty judges table
+    assert "confusion" not in model.map_ and model.judges().empty
+
+
+def test_predict_is_bayes_rule_through_the_confusion_matrices(small_table):
+    model = bj.AnchoredBT(random_seed=0).fit(small_table)
+    items, judges = model._state_["items"], model._state_["judges"]
+    new = pd.DataFrame({"battle": [7, 7, 7, "x"], "judge": [judges[0], judges[1], "human", "h"],
+                        "left": [items[0], items[0], items[0], items[2]],
+                        "right": [items[3], items[3], items[3], items[1]],
+                        "outcome": ["left", "tie", "right", "left"]})
+    with pytest.raises(DataValidationError, match="not fitted on.*'h'"):
+        model.predict(new)
+    new = new.iloc[:3]
+    pred = model.predict(new)
+    skill, tie, conf = model.map_["skill"], model.map_["tie_logit"], model.map_["confusion"]
+    post = _davidson_probs(skill[0] - skill[3], tie) * conf[0][:, 0] * conf[1][:, 1]
+    post /= post.sum()  # the human row is not used: predict says what the human would say
+    np.testing.assert_allclose(pred[["p_left", "p_tie", "p_right"]].to_numpy()[0], post,
+                               rtol=1e-9)
+    assert pred["battle"].tolist() == [7] and pred["n_verdicts"].tolist() == [2]
+
+
+def test_reference_votes_of_a_perfect_and_of_a_chance_judge():
+    rng = np.random.default_rng(0)
+    d = rng.normal(0, 1.5, (3, 50))
+    tie = rng.normal(-0.5, 0.3, 3)
+    ref = reference_information(d, tie)
+    perfect = reference_information(d, tie, np.broadcast_to(np.eye(3), (3, 3, 3)))
+    chance = reference_information(d, tie, np.full((3, 3, 3), 1 / 3))
+    np.testing.assert_allclose(perfect, ref, rtol=1e-12)  # one verdict = one reference vote
+    np.testing.assert_allclose(chance, 0.0, atol=1e-12)
+    # the analytic derivative against a finite difference of the Davidson probabilities
+    h = 1e-6
+    p = np.array([_davidson_probs(x, tie[0]) for x in d[0]])
+    dp = (np.array([_davidson_probs(x + h, tie[0]) for x in d[0]])
+          - np.array([_davidson_probs(x - h, tie[0]) for x in d[0]])) / (2 * h)
+    np.testing.assert_allclose(ref[0], (dp**2 / p).sum(1), rtol=1e-6)
+
+
+def test_simultaneous_rank_sets_hold_the_whole_ranking():
+    rng = np.random.default_rng(3)
+    skill = np.linspace(0, 2, 8) + rng.normal(0, 0.6, (2000, 8))
+    ranks = np.argsort(np.argsort(-skill, axis=1), axis=1) + 1
+    lo, hi = simultaneous_rank_sets(ranks, 0.9)
+    inside = np.all((ranks >= lo) & (ranks <= hi), axis=1).mean()
+    assert inside >= 0.9
+    m_lo = np.quantile(ranks, 0.05, axis=0, method="lower")
+    m_hi = np.quantile(ranks, 0.95, axis=0, method="higher")
+    assert (lo <= m_lo).all() and (hi >= m_hi).all()
+    assert np.all((ranks >= m_lo) & (ranks <= m_hi), axis=1).mean() < 0.9  # marginal ones do not
+
+
+def test_ranking_joint_sets_contain_the_marginal_intervals(small_table):
+    model = bj.AnchoredBT(random_seed=0).fit(small_table)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        marginal, joint = model.ranking(ci_prob=0.9), model.ranking(ci_prob=0.9, joint=True)
+    assert (joint["rank_lower"] <= marginal["rank_lower"]).all()
+    assert (joint["rank_upper"] >= marginal["rank_upper"]).all()
+
+
+def test_agreement_check_flags_judges_that_copy_each_other(small_table):
+    # judge-coin replaced by a copy of judge-good (3 judges: the structure compiled above)
+    copy = small_table[small_table["judge"] == "judge-good"].assign(judge="judge-copy")
+    table = small_table[small_table["judge"] != "judge-coin"]
+    model = bj.AnchoredBT(random_seed=0).fit(pd.concat([table, copy], ignore_index=True))
+    check = model.agreement_check().set_index(["judge_a", "judge_b"])
+    row = check.loc[("judge-good", "judge-copy")]
+    assert row["observed"] == 1.0 and row["upper"] < 0.95 and row["p_value"] < 1e-3
+
+
+def _table(**changes):
+    table = pd.DataFrame({"battle": ["b1", "b1", "b2", "b2"],
+                          "judge": ["human", "gpt", "gpt", "h2"],
+                          "left": ["x", "x", "y", "y"], "right": ["y", "y", "z", "z"],
+                          "outcome": ["left", "tie", "right", "left"]})
+    for col, (row, value) in changes.items():
+        table.loc[row, col] = value
+    return table
+
+
+@pytest.mark.parametrize("table, reference, match", [
+    (_table(), "gpt-4", r"reference='gpt-4' is not a judge.*'human', 'gpt', 'h2'"),
+    (_table(left=(1, "y"), right=(1, "x")), "human", r"battle\(s\) \['b1'\] have different"),
+    (_table(judge=(1, "human")), "human", r"more than one verdict.*'b1'/'human'"),
+    (_table(outcome=(2, "model_b")), "human", r"outcome must be one of.*'model_b'"),
+    (_table(right=(0, "x")), "human", "left equals right"),
+])
+def test_bad_battles_are_named(table, reference, match):
+    with pytest.raises(DataValidationError, match=match):
+        bj.AnchoredBT(reference).fit(table)
+
+
+def test_cli_rank_anchored(small_table, tmp_path, capsys):
+    from bayesjudge.cli import main
+
+    small_table.to_csv(tmp_path / "battles.csv", index=False)
+    code = main(["rank", str(tmp_path / "battles.csv"), "--model", "anchored", "--reference",
+                 "human", "--joint", "--out", str(tmp_path / "r.csv"), "--judges",
+                 str(tmp_path / "j.csv")])
+    assert code == 0
+    ranking = pd.read_csv(tmp_path / "r.csv")
+    assert sorted(ranking["item"]) == [f"m{i}" for i in range(6)]
+    assert set(pd.read_csv(tmp_path / "j.csv")["judge"]) == {"judge-good", "judge-left",
+                                                             "judge-coin"}
+    assert "simultaneous rank sets" in capsys.readouterr().out
+
+
+ARENA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arena_ppr" / "battles.csv"
+
+
+@pytest.mark.skipif(not ARENA.exists(), reason="arena_ppr not found beside the repository")
+def test_arena_ppr_gpt4_and_human_map():
+    table = pd.read_csv(ARENA, dtype=str).rename(columns={"item": "battle"})
+    table = table[table["judge"].isin(["human", "gpt-4-0125-preview"])]
+    model = bj.AnchoredBT(random_seed=0).fit(table)
+    assert len(model._fit_data.data["cell_count"]) < 3000  # 53,838 rows -> under 3,000 cells
+    conf = model.judges().set_index(["reference_outcome", "verdict"])["estimate"]
+    st = model._state_
+    agree = st["judge_agreement"][0] / st["judge_with_reference"][0]
+    assert agree == pytest.approx(0.555, abs=5e-4)  # the dataset README's 3-way agreement
+    # every battle has both labels here, so C is the empirical confusion table (+ prior)
+    both = table.pivot(index="battle", columns="judge", values="outcome")
+    counts = pd.crosstab(both["human"], both["gpt-4-0125-preview"])
+    # MAP: the Dirichlet(3, 1.5, 1.5) row's mode, counts + concentration - 1
+    row = counts.loc["left", ["left", "tie", "right"]] + np.array([3, 1.5, 1.5]) - 1
+    assert conf[("left", "left")] == pytest.approx(row["left"] / row.sum(), rel=1e-4)
+    top = model.ranking()["item"].head(2).tolist()
+    assert top == ["gpt-4", "claude-v1"]

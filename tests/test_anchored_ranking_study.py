@@ -1,0 +1,76 @@
+"""The arena_ppr rank-set protocol on a small simulated arena: design, metrics, seeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayesjudge import DataValidationError
+from bayesjudge.experiments.anchored_ranking import (
+    _pool,
+    balanced_design,
+    ppr_rank_sets,
+    rank_set_study,
+)
+
+MODELS = ["m0", "m1", "m2", "m3"]
+
+
+def _arena(seed=0, per_pair=(12, 15, 20, 13, 30, 14)):
+    rng = np.random.default_rng(seed)
+    rows, b = [], 0
+    pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
+    for (i, j), count in zip(pairs, per_pair, strict=True):
+        for _ in range(count):
+            left, right = (MODELS[i], MODELS[j]) if rng.random() < 0.5 else (MODELS[j], MODELS[i])
+            p = 1 / (1 + np.exp(-(MODELS.index(right) - MODELS.index(left)) * 0.8))
+            truth = "left" if rng.random() < p else "right"
+            for judge in ("human", "llm"):
+                out = truth if judge == "human" or rng.random() < 0.8 else "tie"
+                rows.append((str(b), judge, left, right, out))
+            b += 1
+    return pd.DataFrame(rows, columns=["battle", "judge", "left", "right", "outcome"])
+
+
+def _fixed_method(table, reference, alpha):
+    """A method that always answers ranks [1, 2] for m0, m1 and [3, 4] for m2, m3."""
+    return pd.DataFrame({"item": MODELS, "rank_lower": [1, 1, 3, 3], "rank_upper": [2, 2, 4, 4]})
+
+
+def test_design_is_balanced_per_pair_and_nested():
+    arena = _arena()
+    pool = _pool(arena, MODELS, "human", ["llm"])
+    design, labelled = balanced_design(pool, MODELS, None, 24, np.random.default_rng(1))
+    pairs = pool.loc[design, ["left", "right"]].apply(lambda r: tuple(sorted(r)), axis=1)
+    assert (pairs.value_counts() == 12).all() and len(pairs.value_counts()) == 6
+    lab_pairs = pool.loc[labelled, ["left", "right"]].apply(lambda r: tuple(sorted(r)), axis=1)
+    assert (lab_pairs.value_counts() == 4).all()  # 24 // 6 pairs
+    assert set(labelled) <= set(design) and len(set(design)) == len(design)
+    with pytest.raises(ValueError, match="per_pair"):
+        balanced_design(pool, MODELS, 13, 24, np.random.default_rng(1))
+
+
+def test_study_scores_every_method_against_the_truth():
+    arena = _arena()
+    truth = pd.Series([1, 3, 2, 4], index=MODELS)
+    study = rank_set_study(arena, {"fixed": _fixed_method, "ppr": ppr_rank_sets("llm")},
+                           n_reference=(12, 24), n_draws=3, models=MODELS, judges=["llm"],
+                           truth=truth, random_seed=5)
+    fixed = study.draws[study.draws["method"] == "fixed"]
+    # truth ranks 1, 3, 2, 4: m1 (3 not in [1, 2]) and m2 (2 not in [3, 4]) are missed
+    assert (fixed["coverage"] == 0.5).all() and (~fixed["all_covered"]).all()
+    assert (fixed["mean_size"] == 2).all()
+    assert sorted(study.draws["n"].unique()) == [12, 24]
+    summary = study.summary()
+    assert len(summary) == 4 and (summary["n_draws"] == 3).all()
+    again = rank_set_study(arena, {"ppr": ppr_rank_sets("llm")}, n_reference=(12, 24),
+                           n_draws=3, models=MODELS, judges=["llm"], truth=truth, random_seed=5)
+    pd.testing.assert_frame_equal(
+        study.sets[study.sets["method"] == "ppr"].reset_index(drop=True),
+        again.sets.reset_index(drop=True))
+
+
+def test_unknown_models_are_named():
+    with pytest.raises(DataValidationError, match="m9"):
+        rank_set_study(_arena(), {"f": _fixed_method}, models=[*MODELS, "m9"], judges=["llm"])

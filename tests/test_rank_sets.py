@@ -1,0 +1,142 @@
+"""Simultaneous rank sets: joint coverage over the draws, never narrower than the marginal
+intervals, a hand case, ``ranking(joint=True)`` on every BT-family model (MAP and NUTS) and
+coverage of the true ranking on simulated data (slow)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from bt_reference import simulate_jury
+from scipy import stats
+from stochastic import FALSE_ALARM
+
+from bayesjudge import BradleyTerry, BTSigma, DavidsonBT
+from bayesjudge.rank_sets import simultaneous_rank_sets
+
+
+def _marginal(ranks, ci):
+    return (np.quantile(ranks, (1 - ci) / 2, axis=0, method="lower"),
+            np.quantile(ranks, (1 + ci) / 2, axis=0, method="higher"))
+
+
+def _joint_share(ranks, lo, hi):
+    return np.all((ranks >= lo) & (ranks <= hi), axis=1).mean()
+
+
+def _rank(skill):
+    return np.argsort(np.argsort(-skill, axis=1), axis=1) + 1
+
+
+def test_hand_case_widens_only_where_needed():
+    # each marginal 90% interval is a single rank, but only 88 of 100 draws have all four
+    # at once; two more draws are needed: widening one adjacent pair by one rank each
+    # (total width 2) is the tightest, a common level widens every item (total 6)
+    draws = np.array([[1, 2, 3, 4]] * 88 + [[2, 1, 3, 4]] * 4 + [[1, 2, 4, 3]] * 4
+                     + [[1, 3, 2, 4]] * 4)
+    lo, hi = simultaneous_rank_sets(draws, 0.9)
+    assert _joint_share(draws, lo, hi) >= 0.9
+    assert (hi - lo).sum() == 2
+    np.testing.assert_array_equal(_marginal(draws, 0.9)[0], [1, 2, 3, 4])
+    assert (lo <= [1, 2, 3, 4]).all() and (hi >= [1, 2, 3, 4]).all()
+    # a certain ranking gives single ranks
+    lo, hi = simultaneous_rank_sets(np.tile([3, 1, 2], (50, 1)), 0.95)
+    np.testing.assert_array_equal(lo, [3, 1, 2])
+    np.testing.assert_array_equal(hi, [3, 1, 2])
+
+
+@pytest.mark.parametrize("ci", [0.5, 0.8, 0.9, 0.95])
+@pytest.mark.parametrize("n_items", [2, 6, 15])
+def test_joint_coverage_over_the_draws_and_marginal_inside(ci, n_items):
+    rng = np.random.default_rng(n_items)
+    common = rng.normal(size=(2000, 1))  # correlated skills, as posteriors have
+    skill = np.linspace(0, 3, n_items) + 0.6 * rng.normal(size=(2000, n_items)) + 0.3 * common
+    ranks = _rank(skill)
+    lo, hi = simultaneous_rank_sets(ranks, ci)
+    m_lo, m_hi = _marginal(ranks, ci)
+    assert _joint_share(ranks, lo, hi) >= ci
+    assert (lo <= m_lo).all() and (hi >= m_hi).all()
+    assert lo.dtype.kind == "i" and ((1 <= lo) & (lo <= hi) & (hi <= n_items)).all()
+    # a widening the algorithm picked must be needed: the marginal intervals fall short
+    if (hi - lo).sum() > (m_hi - m_lo).sum():
+        assert _joint_share(ranks, m_lo, m_hi) < ci
+
+
+def test_bad_rank_draws_are_refused():
+    with pytest.raises(ValueError, match="ranks 1..3"):
+        simultaneous_rank_sets(np.array([[0, 1, 2]]), 0.9)
+    with pytest.raises(ValueError, match="2-D"):
+        simultaneous_rank_sets(np.array([1, 2, 3]), 0.9)
+    with pytest.raises(ValueError, match="ci_prob"):
+        simultaneous_rank_sets(np.array([[1, 2]]), 1.0)
+
+
+@pytest.fixture(scope="module")
+def arena():
+    df, _ = simulate_jury(n_contexts=1, n_items=7, sigma=(1.0,), outcome=True, tie_width=0.5,
+                          repeats=2, random_seed=11)
+    return df.drop(columns="context")
+
+
+@pytest.mark.parametrize("model", [BradleyTerry, BTSigma, DavidsonBT])
+def test_ranking_joint_on_the_bt_family(model, arena):
+    fit = model().fit(arena)
+    marginal, joint = fit.ranking(ci_prob=0.9), fit.ranking(ci_prob=0.9, joint=True)
+    assert list(joint.columns) == list(marginal.columns)
+    assert joint["item"].tolist() == marginal["item"].tolist()
+    assert (joint["rank_lower"] <= marginal["rank_lower"]).all()
+    assert (joint["rank_upper"] >= marginal["rank_upper"]).all()
+    # the sets hold >= 90% of the model's own (Laplace) draws of the whole ranking
+    _, draws = fit._draws("skill")
+    ranks = _rank(draws.reshape(len(draws), -1))
+    items = fit._layout_state["items"]
+    pos = [items.index(i) for i in joint["item"]]
+    lo = joint["rank_lower"].to_numpy()
+    hi = joint["rank_upper"].to_numpy()
+    assert _joint_share(ranks[:, pos], lo, hi) >= 0.9
+    assert _joint_share(ranks[:, pos], marginal["rank_lower"].to_numpy(),
+                        marginal["rank_upper"].to_numpy()) <= _joint_share(ranks[:, pos], lo, hi)
+
+
+def test_ranking_joint_under_nuts_and_per_context():
+    df, _ = simulate_jury(n_contexts=2, n_items=5, sigma=(1.0,), outcome=True, repeats=2,
+                          random_seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = BradleyTerry(symmetrize=False, random_seed=1).fit(
+            df, method="nuts", chains=2, draws=300, tune=300)
+    joint = fit.ranking(ci_prob=0.8, joint=True)
+    _, draws = fit._draws("skill")
+    draws = draws.reshape(len(draws), 2, 5)
+    for c, ctx in enumerate(fit._layout_state["contexts"]):
+        grp = joint[joint["context"] == ctx]
+        pos = [fit._layout_state["items"].index(i) for i in grp["item"]]
+        ranks = _rank(draws[:, c, :])[:, pos]
+        assert _joint_share(ranks, grp["rank_lower"].to_numpy(),
+                            grp["rank_upper"].to_numpy()) >= 0.8
+
+
+@pytest.mark.slow
+def test_joint_sets_cover_the_true_ranking_on_simulated_data():
+    """MAP joint 90% sets hold the whole true ranking in >= 90% of simulated data sets."""
+    covered, marginal_covered, reps = 0, 0, 40
+    for rep in range(reps):
+        df, truth = simulate_jury(n_contexts=1, n_items=8, sigma=(1.0,), noise=0.0,
+                                  outcome=True, repeats=3, random_seed=100 + rep)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = BradleyTerry(symmetrize=False).fit(df.drop(columns="context"))
+        true = _rank(truth["skill"].reshape(1, -1))[0]
+        for joint in (True, False):
+            rank = fit.ranking(ci_prob=0.9, joint=joint)
+            idx = [int(i.split("-")[1]) for i in rank["item"]]
+            inside = ((rank["rank_lower"].to_numpy() <= true[idx])
+                      & (true[idx] <= rank["rank_upper"].to_numpy())).all()
+            if joint:
+                covered += inside
+            else:
+                marginal_covered += inside
+    # one-sided exact binomial check at the false-alarm rate: joint sets may over-cover
+    assert stats.binomtest(covered, reps, 0.9, alternative="less").pvalue > FALSE_ALARM
+    assert covered >= marginal_covered
