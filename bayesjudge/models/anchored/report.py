@@ -127,7 +127,8 @@ class AnchoredReports:
             equals the reference's), ``reference_votes`` with ``_lower``/``_upper``: what
             one verdict of the judge is worth in reference outcomes, I_k / I_ref, where I
             is the Fisher information about a skill difference d of one outcome (for
-            judge k, of its verdict with the reference's outcome summed out through C_k),
+            judge k, of its verdict with the reference's outcome summed out through C_k;
+            item biases, if fitted, left out),
             averaged over the d of the battles the judge judged. m verdicts of judge k
             alone give a skill difference the posterior variance of m I_k / I_ref
             reference votes (asymptotically). MAP fits add ``laplace_ok``.
@@ -280,7 +281,8 @@ class AnchoredReports:
         it), and given r the two verdicts are independent, so P(agree) =
         sum_r P(r) sum_v C_k[r, v] C_l[r, v]. Judges that share errors beyond the
         reference's outcome (the same position bias, the same taste) agree more often
-        than predicted.
+        than predicted. With ``item_bias=True`` the check still uses the pair-independent
+        C_k (the judges' item preferences are left out of the predicted agreement).
 
         Returns
         -------
