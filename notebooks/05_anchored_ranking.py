@@ -54,7 +54,7 @@ from IPython.display import display
 
 import bayesjudge
 import bayesjudge.datasets
-from bayesjudge import AnchoredBT
+from bayesjudge import AnchoredBT, Prior
 from bayesjudge.experiments.anchored_ranking import (
     ARENA_PPR_JUDGES,
     ARENA_PPR_MODELS,
@@ -67,6 +67,7 @@ from bayesjudge.experiments.anchored_ranking import (
 
 FAST = os.environ.get("BAYESJUDGE_FAST", "0") == "1"
 ANCHORED = not FAST  # AnchoredBT's first compile alone exceeds the fast run's budget
+ITEM_BIAS_SD = 0.2  # prior sd of a judge's own preference for an item (logit scale)
 N_MAIN = 1000                                    # 15 human votes per pair -> n = 990
 N_SWEEP = () if FAST else (250, 500, 2000)
 DRAWS_MAIN = 2 if FAST else 30
@@ -110,6 +111,10 @@ for name, judges in JUDGE_SETS.items():
     methods[f"PPR {name}"] = ppr_rank_sets(judges if len(judges) > 1 else judges[0])
     if ANCHORED:
         methods[f"anchored {name}"] = anchored_rank_sets(judges, joint="both", random_seed=0)
+        # each judge's own preferences among the items (u_k), prior sd 0.2 on each
+        methods[f"anchored+u {name}"] = anchored_rank_sets(
+            judges, joint="both", random_seed=0, item_bias=True,
+            priors={"judge_item_bias": Prior("Normal", mu=0, sigma=ITEM_BIAS_SD)})
 
 start = time.perf_counter()
 main = rank_set_study(arena, methods, n_reference=(N_MAIN,), n_draws=DRAWS_MAIN, truth=truth,
@@ -167,7 +172,7 @@ else:
 
 # %%
 summ = main.summary()
-family = summ["method"].str.extract(r"^(human only|LLM only|PPR|anchored)")[0]
+family = summ["method"].str.extract(r"^(human only|LLM only|PPR|anchored\+u|anchored)")[0]
 family = family.where(~summ["method"].str.endswith("joint"), family + " (joint)")
 judge = summ["method"].str.extract(r"(GPT-4|Claude-3|GPT-3\.5|all three)")[0].fillna("none")
 colours = dict(zip(sorted(family.unique()), plt.cm.tab10.colors, strict=False))
