@@ -243,3 +243,18 @@ def test_arena_ppr_gpt4_and_human_map():
     assert conf[("left", "left")] == pytest.approx(row["left"] / row.sum(), rel=1e-4)
     top = model.ranking()["item"].head(2).tolist()
     assert top == ["gpt-4", "claude-v1"]
+
+
+def test_battles_table_columns_counts_and_polars(small_table):
+    import polars as pl
+
+    from bayesjudge.data import UnusedColumnWarning
+
+    with pytest.warns(UnusedColumnWarning, match="note"):
+        bj.AnchoredBT(random_seed=0).fit(small_table.assign(note="x"))
+    with pytest.raises(DataValidationError, match="count column 'n'.*one judged instance"):
+        bj.AnchoredBT(random_seed=0).fit(small_table.assign(n=1))
+    a = bj.AnchoredBT(random_seed=0).fit(small_table)
+    b = bj.AnchoredBT(random_seed=0).fit(pl.from_pandas(small_table))
+    np.testing.assert_allclose(a.map_["skill"], b.map_["skill"], atol=1e-12)
+    pd.testing.assert_frame_equal(a.predict(small_table), a.predict(pl.from_pandas(small_table)))

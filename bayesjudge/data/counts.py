@@ -41,6 +41,8 @@ KNOWN_COLUMNS: dict[str, tuple[str, ...]] = {
     "calibration": ("item", "judge_label", "human_label", "system", COUNT),
     "annotations": ("item", "annotator", "label", COUNT),
     "judge outputs": ("item", "prob", "prob_swapped", "judge", COUNT),
+    # AnchoredBT: one row per (battle, judge), so no count column (a battle is one instance)
+    "battles": ("battle", "judge", "left", "right", "outcome"),
 }
 """Columns each table family uses (required and optional); any other column is warned about."""
 

@@ -23,6 +23,8 @@ from bayesjudge.data import (
     show_rows,
     show_values,
 )
+from bayesjudge.data.arena import comparisons_table
+from bayesjudge.data.counts import COUNT, warn_unused_columns
 
 COLUMNS = ("battle", "judge", "left", "right", "outcome")
 #: Code of "no verdict" (the reference did not judge the battle, or judge k did not).
@@ -121,7 +123,14 @@ def validate_battles(df: pd.DataFrame, reference, name: str = "comparisons") -> 
         reference judge, a battle whose left/right differ between its rows, a battle
         comparing an item with itself, or a judge with two verdicts on one battle.
     """
-    require_frame(df, name, COLUMNS)
+    # polars / pyarrow, Arena column names, no judge column: the long table
+    df = require_frame(comparisons_table(df), name, COLUMNS)
+    if COUNT in df.columns:
+        raise DataValidationError(
+            f"{name} has a count column {COUNT!r}, but a battle is one judged instance: each "
+            f"judge gives it one verdict, so a row cannot stand for several. Fix: give "
+            f"repeated judgments their own battle ids (one row each), or drop the {COUNT} column.")
+    warn_unused_columns(df, "battles", name)
     check_no_missing(df, name, COLUMNS)
     judge_ids = pd.unique(df["judge"].astype(object))
     if not any(_same_id(j, reference) for j in judge_ids):

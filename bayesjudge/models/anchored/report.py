@@ -227,7 +227,7 @@ class AnchoredReports:
         return out
 
     def _index_battles(self, battles: pd.DataFrame):
-        require_frame(battles, "battles", ["battle", "left", "right"])
+        battles = require_frame(battles, "battles", ["battle", "left", "right"])  # polars too
         st = self._state_
         code, ids = pd.factorize(battles["battle"].astype(object), sort=False)
         first = pd.Series(np.arange(len(code))).groupby(code).first().to_numpy()
