@@ -203,8 +203,13 @@ def check_probabilities(pred: pd.DataFrame, ci_prob: float) -> None:
             assert (0 <= lo).all() and (hi <= 1).all() and (lo <= hi).all(), c
             if ci_prob >= MEAN_INSIDE_FROM:
                 assert (lo <= pred[c] + 1e-12).all() and (pred[c] <= hi + 1e-12).all(), c
-    if len(dist) >= 2:  # p_<outcome> columns form one distribution per row
-        np.testing.assert_allclose(pred[dist].sum(axis=1), 1.0, atol=1e-12)
+    three = [c for c in ("p_left", "p_tie", "p_right") if c in dist]
+    # p_<outcome> columns form one distribution per row; OrdinalBT gives two: its levels
+    # (p_<level>) and the three outcomes they fall into (p_left, p_tie, p_right)
+    groups = [three, [c for c in dist if c not in three]] if len(three) == 3 else [dist]
+    for group in groups:
+        if len(group) >= 2:
+            np.testing.assert_allclose(pred[group].sum(axis=1), 1.0, atol=1e-12)
     if {"lower", "upper", "median"} <= cols:  # posterior-table layout
         assert (pred["lower"] <= pred["median"]).all() and (pred["median"] <= pred["upper"]).all()
         if ci_prob >= MEAN_INSIDE_FROM:

@@ -12,7 +12,8 @@ import numpy as np
 
 __all__ = ["ID_COLUMNS", "LINE_INDEX", "DataValidationError", "show_rows", "show_values"]
 
-ID_COLUMNS = ("item", "system", "judge", "annotator", "context", "left", "right", "aspect")
+ID_COLUMNS = ("item", "system", "judge", "annotator", "context", "left", "right", "aspect",
+              "battle")
 """Columns that hold identifiers: read them from files as strings, exactly as written."""
 LINE_INDEX = "line"
 """Index name of a table read from a file (``bayesjudge`` on the command line): its labels
