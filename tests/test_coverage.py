@@ -73,6 +73,10 @@ ELSEWHERE = {
     # Graded verdicts: recovery and 95% coverage of the skills on simulated ordered-logit
     # data (MAP with Laplace intervals, 30 data sets) in tests/test_ordinal_slow.py.
     "OrdinalBT": "tests/test_ordinal_slow.py",
+    # The confusion matrices are (judge, reference outcome, verdict) arrays; recovery and
+    # 90% coverage of skills and confusion entries on simulated battles with a good, a
+    # left-biased and a chance judge: tests/test_anchored_recovery.py.
+    "AnchoredBT": "tests/test_anchored_recovery.py",
 }
 NAMES = sorted(n for n in MODELS if n not in ELSEWHERE)
 LEVEL = 0.9
