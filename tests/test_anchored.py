@@ -59,9 +59,10 @@ def small_table():
         drop=True)
 
 
-@pytest.mark.parametrize("item_bias", [False, True])
-def test_collapsed_likelihood_equals_per_battle_numpy(small_table, item_bias):
-    model = bj.AnchoredBT(random_seed=0, item_bias=item_bias)
+@pytest.mark.parametrize("discrimination,item_bias", [(False, False), (False, True),
+                                                      (True, True)])
+def test_collapsed_likelihood_equals_per_battle_numpy(small_table, discrimination, item_bias):
+    model = bj.AnchoredBT(random_seed=0, discrimination=discrimination, item_bias=item_bias)
     fd = model._prepare(small_table)
     assert fd.data["cell_count"].sum() == small_table["battle"].nunique()
     assert len(fd.data["cell_count"]) < small_table["battle"].nunique()  # it collapses
@@ -71,19 +72,26 @@ def test_collapsed_likelihood_equals_per_battle_numpy(small_table, item_bias):
     outs = [pm_model["loglik"], pm_model["skill"], pm_model["tie_logit"], pm_model["confusion"]]
     if item_bias:
         outs.append(pm_model["judge_item_bias"])
+    if discrimination:
+        outs.append(pm_model["judge_discrimination"])
     fn = pm_model.compile_fn(outs, inputs=pm_model.value_vars, on_unused_input="ignore",
                              point_fn=False)
-    loglik, skill, tie, conf, *bias = fn(*[point[v.name] for v in pm_model.value_vars])
+    loglik, skill, tie, conf, *extra = fn(*[point[v.name] for v in pm_model.value_vars])
+    shift = None
+    if item_bias:  # the judges' skills are s + u_k, u_k = a_k s + e_k (by hand)
+        e = extra[0]
+        assert np.allclose(e.sum(axis=1), 0.0)  # zero-sum per judge
+        assert np.abs(e).max() > 0.05  # the spread times the offsets: not all zero
+        shift = e + (extra[1][:, None] * skill[None, :] if discrimination else 0.0)
     state = model._state_
     expected = _per_battle_loglik(small_table, "human", skill, tie, conf, state["items"],
-                                  state["judges"], bias[0] if bias else None)
+                                  state["judges"], shift)
     assert loglik == pytest.approx(expected, rel=1e-10)
     # the numpy pointwise log-likelihood (the LOO units) sums to the same
     params = {"skill": skill[None, None], "tie_logit": np.reshape(tie, (1, 1)),
               "confusion": conf[None, None]}
-    if bias:
-        assert np.allclose(bias[0].sum(axis=1), 0.0)  # zero-sum per judge
-        params["judge_item_bias"] = bias[0][None, None]
+    if shift is not None:
+        params["judge_shift"] = shift[None, None]
     pointwise = model._pointwise_loglik(params, fd)["battles"]
     assert pointwise.sum() == pytest.approx(expected, rel=1e-10)
 
@@ -153,6 +161,29 @@ def test_reference_votes_of_a_perfect_and_of_a_chance_judge():
     np.testing.assert_allclose(ref[0], (dp**2 / p).sum(1), rtol=1e-6)
 
 
+def test_reference_votes_of_a_discriminating_judge_is_a_finite_difference():
+    """A judge whose verdict logits move with d (discrimination a): the Fisher information
+    of P(v | d) = sum_r P(r | d) softmax_v(log C[r, v] + a d (1/2, 0, -1/2)_v), by hand."""
+    rng = np.random.default_rng(4)
+    d, tie, a = rng.normal(0, 1.5, (1, 40)), np.array([-0.4]), np.array([1.1])
+    conf = rng.dirichlet([4, 2, 2], size=3)[None]  # (draws, r, v)
+
+    def p_verdict(x):
+        shifted = conf[0] * np.exp(a[0] * x * np.array([0.5, 0.0, -0.5]))
+        return _davidson_probs(x, tie[0]) @ (shifted / shifted.sum(1, keepdims=True))
+
+    h = 1e-6
+    p = np.array([p_verdict(x) for x in d[0]])
+    dp = np.array([(p_verdict(x + h) - p_verdict(x - h)) / (2 * h) for x in d[0]])
+    per_row = np.stack([conf[0] * np.exp(a[0] * x * np.array([0.5, 0.0, -0.5])) for x in d[0]])
+    per_row /= per_row.sum(-1, keepdims=True)
+    got = reference_information(d, tie, per_row[None], a)
+    np.testing.assert_allclose(got[0], (dp**2 / p).sum(1), rtol=1e-6)
+    # a = 0 is the pair-independent confusion matrix
+    np.testing.assert_allclose(reference_information(d, tie, conf, np.zeros(1)),
+                               reference_information(d, tie, conf), rtol=1e-12)
+
+
 def test_simultaneous_rank_sets_hold_the_whole_ranking():
     rng = np.random.default_rng(3)
     skill = np.linspace(0, 2, 8) + rng.normal(0, 0.6, (2000, 8))
@@ -220,6 +251,29 @@ def test_cli_rank_anchored(small_table, tmp_path, capsys):
     assert set(pd.read_csv(tmp_path / "j.csv")["judge"]) == {"judge-good", "judge-left",
                                                              "judge-coin"}
     assert "simultaneous rank sets" in capsys.readouterr().out
+    assert main(["rank", str(tmp_path / "battles.csv"), "--model", "davidson-bt",
+                 "--judge-effects", "--out", str(tmp_path / "x.csv")]) == 2
+    assert "--judge-effects applies to --model anchored" in capsys.readouterr().err
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_judge_effects_reports(small_table, tmp_path):
+    """discrimination + item_bias through the CLI: the judges' worth and the agreement
+    check use each pair's own confusion matrix (finite, and a chance judge worth ~0)."""
+    from bayesjudge.cli import main
+
+    small_table.to_csv(tmp_path / "battles.csv", index=False)
+    assert main(["rank", str(tmp_path / "battles.csv"), "--model", "anchored",
+                 "--judge-effects", "--out", str(tmp_path / "r.csv"), "--judges",
+                 str(tmp_path / "j.csv")]) == 0
+    worth = pd.read_csv(tmp_path / "j.csv").groupby("judge")["reference_votes"].first()
+    assert worth["judge-good"] > worth["judge-left"] > worth["judge-coin"]
+    assert worth["judge-coin"] < 0.1
+    model = bj.AnchoredBT(discrimination=True, item_bias=True, random_seed=0).fit(small_table)
+    check = model.agreement_check()
+    assert len(check) == 3 and check[["expected", "lower", "upper"]].notna().all().all()
+    names = {str(k).split("[")[0] for k in model.summarize().index}
+    assert names >= {"judge_discrimination", "judge_item_bias_spread", "judge_shift"}
 
 
 ARENA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arena_ppr" / "battles.csv"

@@ -36,3 +36,32 @@ def test_recovery_and_coverage_on_simulated_battles():
     assert np.mean(conf_hits) >= 0.80, np.mean(conf_hits)
     worth = np.mean(votes, axis=0)  # good > position-biased > chance ~ 0
     assert worth[0] > worth[1] > worth[2] and worth[2] < 0.05, worth
+
+
+@pytest.mark.slow
+def test_judge_effects_recover_a_sharper_judge_with_its_own_preferences():
+    """A judge that separates the items twice as sharply as the reference (a = 1) and
+    prefers some items on its own (e, sd ~0.3): skills and a covered by 90% intervals."""
+    skill = np.linspace(-1, 1, 6)
+    e = np.array([0.35, -0.3, 0.0, 0.3, -0.35, 0.0])
+    good = np.full((3, 3), 0.15) + 0.55 * np.eye(3)
+    left = np.array([[0.8, 0.1, 0.1], [0.5, 0.3, 0.2], [0.5, 0.1, 0.4]])
+    skill_hits, a_hits, n_fits = [], [], 6
+    for seed in range(n_fits):
+        table, truth = simulate_battles(
+            skill, 2000, random_seed=300 + seed, reference_share=0.15,
+            confusion={"judge-sharp": good, "judge-left": left},
+            shift={"judge-sharp": 1.0 * (skill - skill.mean()) + e})
+        model = bj.AnchoredBT(discrimination=True, item_bias=True, random_seed=seed).fit(table)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ranking = model.ranking(ci_prob=0.9).set_index("item")
+        s = np.array([dict(zip([f"m{i}" for i in range(6)], truth["skill"]))[k]
+                      for k in ranking.index])
+        skill_hits.extend((ranking["skill_lower"] <= s) & (s <= ranking["skill_upper"]))
+        a = model._posterior()["judge_discrimination"].values.reshape(-1, 2)
+        lo, hi = np.quantile(a, [0.05, 0.95], axis=0)
+        a_hits.append(bool(lo[0] <= 1.0 <= hi[0]) and bool(lo[1] <= 0.0 <= hi[1]))
+    # 36 skill intervals: >= 0.72 is > 3.5 binomial sd below 0.9; a for both judges
+    assert np.mean(skill_hits) >= 0.72, np.mean(skill_hits)
+    assert np.mean(a_hits) >= 1 / 3, a_hits  # P(both covered) ~0.81 a fit

@@ -89,9 +89,9 @@ def joint_log_terms(draws: dict, left, right, verdict_onehot) -> np.ndarray:
     if "position_bias" in draws:
         d = d + np.reshape(draws["position_bias"], (-1, 1))
     lp = ref_log_probs(d, np.reshape(draws["tie_logit"], (-1, 1)))
-    if "confusion" in draws and verdict_onehot.shape[1] and "judge_item_bias" in draws:
+    if "confusion" in draws and verdict_onehot.shape[1] and "judge_shift" in draws:
         conf = np.log(np.maximum(draws["confusion"], TINY))  # (draws, judges, r, v)
-        u = draws["judge_item_bias"]  # (draws, judges, items)
+        u = draws["judge_shift"]  # (draws, judges, items)
         b = u[:, :, left] - u[:, :, right]  # (draws, judges, rows)
         z = conf[:, None] + np.moveaxis(b, 2, 1)[..., None, None] * SHIFT
         m = z.max(-1, keepdims=True)
@@ -103,6 +103,20 @@ def joint_log_terms(draws: dict, left, right, verdict_onehot) -> np.ndarray:
         weight = conf.transpose(0, 1, 3, 2).reshape(len(conf), -1, 3)
         lp = lp + np.einsum("cj,sjr->scr", verdict_onehot, weight)
     return lp
+
+
+def judge_confusion(draws: dict, k: int, left, right) -> np.ndarray:
+    """Judge k's confusion matrix on each row's pair, per draw: (draws, rows, 3, 3).
+
+    Without a ``judge_shift`` it is C_k on every row; with one, row r of pair (i, j) is
+    softmax_v(log C_k[r, v] + (u_ki - u_kj) SHIFT_v) (:func:`cell_loglik_pt`).
+    """
+    conf = np.log(np.maximum(draws["confusion"][:, k], TINY))[:, None]  # (draws, 1, r, v)
+    if "judge_shift" not in draws:
+        return np.broadcast_to(np.exp(conf), (len(conf), len(left), 3, 3))
+    u = draws["judge_shift"][:, k]
+    z = conf + (u[:, left] - u[:, right])[..., None, None] * SHIFT
+    return np.exp(z - np.logaddexp.reduce(z, axis=-1, keepdims=True))
 
 
 def cell_loglik_np(draws: dict, data: dict) -> np.ndarray:

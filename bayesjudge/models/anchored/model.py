@@ -15,6 +15,7 @@ from bayesjudge.base import BayesianModel
 from bayesjudge.data import DataValidationError
 from bayesjudge.models.anchored.data import Battles, Cells, validate_battles
 from bayesjudge.models.anchored.likelihood import (
+    SHIFT,
     TINY,
     cell_loglik_np,
     cell_loglik_pt,
@@ -58,12 +59,22 @@ class AnchoredBT(AnchoredReports, BayesianModel):
         The reference judge's id in the ``judge`` column (exactly as written).
     position_bias : bool
         Add the reference's own position bias b to d.
+    discrimination : bool
+        Let each judge separate the items more (or less) than the reference: judge k's
+        verdict logits given r also move with the skill difference,
+        softmax_v(log C_k[r, v] + a_k d_s (1/2, 0, -1/2)_v), d_s = s_i - s_j, so its own
+        skills are (1 + a_k) s. On arena_ppr GPT-4's a is ~1.1: it sees the humans'
+        order twice as sharply, which one confusion matrix for all pairs cannot hold.
     item_bias : bool
-        Let each judge prefer some items more (or less) than the reference does:
-        judge k's verdict on (i, j) given r is softmax_v(log C_k[r, v] + (u_ki - u_kj)
-        (1/2, 0, -1/2)_v), u_k zero-sum per judge. Without it the confusion matrix is
-        the same for every pair, and a judge that ranks two items in another order
-        than the reference pulls the ranking toward its own.
+        Let each judge prefer some items more (or less) than the reference does, beyond
+        ``discrimination``: the shift above becomes (u_ki - u_kj) with
+        u_k = a_k s + e_k, e_k zero-sum per judge with a spread tau learned from the
+        data (hierarchical: e_k = tau B z_k, z_k iid Normal(0, 1)). Without it a judge
+        that ranks two items in another order than the reference pulls the ranking
+        toward its own (GPT-4 on palm-2 / vicuna-13b in arena_ppr). The MAP's Laplace
+        draws integrate tau on a grid where its posterior is a funnel
+        (:mod:`bayesjudge.engine.laplace_grid`). Use both options for LLM judges:
+        notebook 05 measures the coverage each setting reaches.
     priors : None, "flat" or dict
         Overrides of :attr:`default_priors` by name. Defaults::
 
@@ -71,13 +82,16 @@ class AnchoredBT(AnchoredReports, BayesianModel):
             tie_logit      Prior('Normal', mu=0, sigma=2)   log nu
             position_bias  Prior('Normal', mu=0, sigma=1)   b (position_bias=True)
             confusion      Prior('Dirichlet', diagonal=3, off_diagonal=1.5)
-            judge_item_bias  Prior('Normal', mu=0, sigma=0.5)   zero-sum coordinates of u_k
+            judge_discrimination    Prior('Normal', mu=0, sigma=1)   a_k
+            judge_item_bias_spread  Prior('HalfNormal', sigma=0.5)   tau
+            judge_item_bias_offset  Prior('Normal', mu=0, sigma=1)   z_k (e_k = tau B z_k)
 
         Each confusion row is Dirichlet with concentration 3 on the diagonal (the
         verdict that agrees with the reference) and 1.5 elsewhere: prior mean 0.5 for
         agreement (chance is 1/3), and a mode inside the simplex, so MAP never sits on
-        an edge when a judge never gives some verdict. ``"flat"``: flat skill, tie and
-        bias, Dirichlet(1, 1, 1) rows -- MAP is then maximum likelihood.
+        an edge when a judge never gives some verdict. ``"flat"``: flat skill, tie,
+        biases and discrimination, Dirichlet(1, 1, 1) rows, e_k flat without a spread
+        -- MAP is then maximum likelihood.
     random_seed : int, optional
         Seeds NUTS and the Laplace draws.
 
@@ -94,14 +108,17 @@ class AnchoredBT(AnchoredReports, BayesianModel):
         "tie_logit": Prior("Normal", mu=0, sigma=2),
         "position_bias": Prior("Normal", mu=0, sigma=1),
         "confusion": Prior("Dirichlet", diagonal=3, off_diagonal=1.5),
-        "judge_item_bias": Prior("Normal", mu=0, sigma=0.5),
+        "judge_discrimination": Prior("Normal", mu=0, sigma=1),
+        "judge_item_bias_spread": Prior("HalfNormal", sigma=0.5),
+        "judge_item_bias_offset": Prior("Normal", mu=0, sigma=1),
     }
 
     def __init__(self, reference: Any = "human", *, position_bias: bool = False,
-                 item_bias: bool = False, priors: None | str | Mapping = None,
+                 discrimination: bool = False, item_bias: bool = False, priors: None | str | Mapping = None,
                  random_seed: int | None = None):
         self.reference = reference
         self.position_bias = position_bias
+        self.discrimination = discrimination
         self.item_bias = item_bias
         self.priors = priors
         self.random_seed = random_seed
@@ -109,13 +126,15 @@ class AnchoredBT(AnchoredReports, BayesianModel):
     def _prior_names(self) -> tuple[str, ...]:
         return tuple(k for k in self.default_priors
                      if (k != "position_bias" or self.position_bias)
-                     and (k != "judge_item_bias" or self.item_bias))
+                     and (k != "judge_discrimination" or self.discrimination)
+                     and (not k.startswith("judge_item_bias") or self.item_bias))
 
     def _flat_priors(self) -> dict[str, Prior]:
         return {"skill": Prior("Flat"), "tie_logit": Prior("Flat"),
                 "position_bias": Prior("Flat"),
                 "confusion": Prior("Dirichlet", diagonal=1, off_diagonal=1),
-                "judge_item_bias": Prior("Flat")}
+                "judge_discrimination": Prior("Flat"), "judge_item_bias_spread": Prior("Flat"),
+                "judge_item_bias_offset": Prior("Flat")}
 
     @property
     def _summary_vars(self) -> tuple[str, ...]:
@@ -124,8 +143,12 @@ class AnchoredBT(AnchoredReports, BayesianModel):
             names.append("position_bias")
         if self._has_judges():
             names.append("confusion")
+            if self.discrimination:
+                names.append("judge_discrimination")
             if self.item_bias:
-                names.append("judge_item_bias")
+                names += ["judge_item_bias_spread", "judge_item_bias"]
+            if self.discrimination or self.item_bias:
+                names.append("judge_shift")
         return tuple(names)
 
     def _has_judges(self) -> bool:
@@ -174,16 +197,43 @@ class AnchoredBT(AnchoredReports, BayesianModel):
                                     dims=("judge", "reference_outcome", "verdict"))
                 log_conf = pt.log(pt.maximum(conf, TINY))
             bias = None
-            if n_j and self.item_bias:
-                # u_k = B z_k: zero-sum per judge (only differences u_ki - u_kj enter)
-                z_u = priors["judge_item_bias"].create("judge_item_bias_z",
-                                                       dims=("judge", "item_free"))
-                u = pm.Deterministic("judge_item_bias", pt.dot(z_u, zero_sum_basis(n_items).T),
-                                     dims=("judge", "item"))
-                bias = (u[:, data["cell_left"]] - u[:, data["cell_right"]]).T
+            if n_j and (self.item_bias or self.discrimination):
+                shift = self._judge_shift(priors, skill, n_items)
+                bias = (shift[:, data["cell_left"]] - shift[:, data["cell_right"]]).T
             ll = cell_loglik_pt(diff, tie, log_conf, data, bias)
             pm.Potential("loglik", pt.sum(data["cell_count"] * ll))
         return model
+
+    def _judge_shift(self, priors, skill, n_items: int):
+        """u_k = a_k s + e_k per judge (``judge_shift``): the judge's skills are s + u_k.
+
+        a_k (``judge_discrimination``, with ``discrimination=True``): how much more the
+        judge separates the items than the reference. e_k (``judge_item_bias``, with
+        ``item_bias=True``): zero-sum, e_k = tau B z_k with z_k iid Normal(0, 1) and
+        one spread tau (``judge_item_bias_spread``) learned from the data -- the
+        non-centred form, so MAP and the Laplace draws see a funnel-free geometry
+        (``_laplace_reparam``); a flat spread prior leaves e_k flat (no pooling).
+        """
+        shift = 0.0
+        if self.discrimination:
+            a = priors["judge_discrimination"].create("judge_discrimination", dims="judge")
+            shift = a[:, None] * skill[None, :]
+        if self.item_bias:
+            spread = priors["judge_item_bias_spread"]
+            z = priors["judge_item_bias_offset"].create("judge_item_bias_offset",
+                                                        dims=("judge", "item_free"))
+            if spread.dist != "Flat":
+                z = spread.create("judge_item_bias_spread") * z
+            e = pm.Deterministic("judge_item_bias", pt.dot(z, zero_sum_basis(n_items).T),
+                                 dims=("judge", "item"))
+            shift = shift + e
+        return pm.Deterministic("judge_shift", shift, dims=("judge", "item"))
+
+    def _laplace_reparam(self, engine) -> tuple[slice, int] | None:
+        """The item-bias offsets and log spread (the engine's non-centred Laplace)."""
+        where = engine.value_slices()
+        z, tau = where.get("judge_item_bias_offset"), where.get("judge_item_bias_spread_log__")
+        return None if z is None or tau is None else (z, tau.start)
 
     def _pointwise_loglik(self, params, fd):
         lead = np.shape(params["skill"])[:2]
@@ -247,9 +297,13 @@ def state_of(battles: Battles, cells: Cells) -> dict[str, Any]:
 
 
 def simulate_battles(skill, n_battles: int, *, random_seed: int = 0, reference_share=0.4,
-                     tie_logit: float = -0.5, confusion: dict | None = None):
+                     tie_logit: float = -0.5, confusion: dict | None = None,
+                     shift: dict | None = None):
     """Battles among items of the given skills, the reference on a share of them.
 
+    ``shift``: judge -> u_k (one value per item), the judge's own skill shift
+    (``discrimination`` / ``item_bias``): its verdict on (i, j) given r is drawn from
+    softmax_v(log C_k[r, v] + (u_ki - u_kj) (1/2, 0, -1/2)_v).
     Returns the long table and the truth (skill, tie_logit, confusion per judge).
     """
     rng = np.random.default_rng(random_seed)
@@ -273,7 +327,11 @@ def simulate_battles(skill, n_battles: int, *, random_seed: int = 0, reference_s
         if ref_seen[b]:
             rows.append((f"b{b}", "human", names[i[b]], names[j[b]], OUTCOMES[r[b]]))
         for judge, c in confusion.items():
-            v = rng.choice(3, p=c[r[b]])
+            row = c[r[b]]
+            if shift and judge in shift:
+                row = row * np.exp((shift[judge][i[b]] - shift[judge][j[b]]) * SHIFT)
+                row = row / row.sum()
+            v = rng.choice(3, p=row)
             rows.append((f"b{b}", judge, names[i[b]], names[j[b]], OUTCOMES[v]))
     table = pd.DataFrame(rows, columns=["battle", "judge", "left", "right", "outcome"])
     return table, {"skill": skill, "tie_logit": tie_logit,

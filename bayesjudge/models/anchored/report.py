@@ -12,7 +12,12 @@ from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, check_ci_prob, require_frame, show_values
 from bayesjudge.engine.laplace_check import warn_flagged
 from bayesjudge.models.anchored.data import MISSING, Cells, outcome_codes
-from bayesjudge.models.anchored.likelihood import joint_log_terms, ref_log_probs
+from bayesjudge.models.anchored.likelihood import (
+    SHIFT,
+    joint_log_terms,
+    judge_confusion,
+    ref_log_probs,
+)
 from bayesjudge.rank_sets import simultaneous_rank_sets
 
 _OUTCOMES = np.array(["left", "tie", "right"], dtype=object)
@@ -31,20 +36,30 @@ def rank_draws(skill: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def reference_information(diff: np.ndarray, tie_logit, confusion=None) -> np.ndarray:
+def reference_information(diff: np.ndarray, tie_logit, confusion=None, slope=None) -> np.ndarray:
     """Fisher information about d of one reference outcome, or of one verdict through
-    ``confusion`` (3 x 3 per draw: (draws, 3, 3)); ``diff`` is (draws, rows).
+    ``confusion`` ((draws, 3, 3), or per row (draws, rows, 3, 3)); ``diff`` is (draws, rows).
 
     Davidson: dP_left/dd = P_left (1/2 - m), dP_tie/dd = -P_tie m, dP_right/dd =
     P_right (-1/2 - m), m = (P_left - P_right) / 2; a verdict has P(v) = sum_r P(r) C[r, v].
+    ``slope`` (draws,): the judge's discrimination a, whose verdict logits also move
+    with d, dC[r, v]/dd = a C[r, v] (SHIFT_v - sum_w C[r, w] SHIFT_w).
     """
     p = np.exp(ref_log_probs(diff, np.reshape(tie_logit, (-1, 1))))
     m = 0.5 * (p[..., 0] - p[..., 2])
     dp = p * np.stack([0.5 - m, -m, -0.5 - m], axis=-1)
     if confusion is not None:
-        p = np.einsum("srk,sdr->sdk", confusion, p)
-        dp = np.einsum("srk,sdr->sdk", confusion, dp)
+        c = confusion if confusion.ndim == 4 else confusion[:, None]
+        p_ref, p = p, np.einsum("sdrk,sdr->sdk", c, p)
+        dp = np.einsum("sdrk,sdr->sdk", c, dp)
+        if slope is not None:
+            dc = c * (SHIFT - (c * SHIFT).sum(-1, keepdims=True))
+            dp = dp + np.reshape(slope, (-1, 1, 1)) * np.einsum("sdrk,sdr->sdk", dc, p_ref)
     return (dp**2 / np.maximum(p, 1e-300)).sum(-1)
+
+
+#: Draws per block where a (draws, cells, 3, 3) array is formed (memory ~ CHUNK x cells x 72 B).
+CHUNK = 100
 
 
 class AnchoredReports:
@@ -128,7 +143,8 @@ class AnchoredReports:
             one verdict of the judge is worth in reference outcomes, I_k / I_ref, where I
             is the Fisher information about a skill difference d of one outcome (for
             judge k, of its verdict with the reference's outcome summed out through C_k;
-            item biases, if fitted, left out),
+            with ``discrimination`` / ``item_bias`` the confusion of each battle's pair and
+            the verdict's own dependence on d),
             averaged over the d of the battles the judge judged. m verdicts of judge k
             alone give a skill difference the posterior variance of m I_k / I_ref
             reference votes (asymptotically). MAP fits add ``laplace_ok``.
@@ -181,10 +197,18 @@ class AnchoredReports:
             d = d + np.reshape(params["position_bias"], (-1, 1))
         out = np.empty((len(confusion), confusion.shape[1]))
         ref_info = reference_information(d, params["tie_logit"])
+        params = dict(params, confusion=confusion)
         for k in range(confusion.shape[1]):
             w = cells.count * (cells.verdicts[:, k] < MISSING)
-            info = reference_information(d, params["tie_logit"], confusion[:, k])
-            out[:, k] = (info @ w) / (ref_info @ w)
+            slope = params["judge_discrimination"][:, k] if "judge_discrimination" in params \
+                else None
+            for lo in range(0, len(confusion), CHUNK):
+                sl = slice(lo, lo + CHUNK)
+                info = reference_information(
+                    d[sl], params["tie_logit"][sl],
+                    judge_confusion({n: v[sl] for n, v in params.items()}, k, cells.left,
+                                    cells.right), None if slope is None else slope[sl])
+                out[sl, k] = (info @ w) / (ref_info[sl] @ w)
         return out
 
     # -- predict -------------------------------------------------------------------------
@@ -281,8 +305,8 @@ class AnchoredReports:
         it), and given r the two verdicts are independent, so P(agree) =
         sum_r P(r) sum_v C_k[r, v] C_l[r, v]. Judges that share errors beyond the
         reference's outcome (the same position bias, the same taste) agree more often
-        than predicted. With ``item_bias=True`` the check still uses the pair-independent
-        C_k (the judges' item preferences are left out of the predicted agreement).
+        than predicted. With ``discrimination`` / ``item_bias`` each pair's own C_k is
+        used (:func:`~bayesjudge.models.anchored.likelihood.judge_confusion`).
 
         Returns
         -------
@@ -307,7 +331,6 @@ class AnchoredReports:
         known = cells.ref < MISSING
         p_ref[:, known] = np.eye(3)[cells.ref[known]][None]
         rng = np.random.default_rng(self.random_seed)
-        conf = params["confusion"]
         for a in range(len(judges)):
             for b in range(a + 1, len(judges)):
                 both = (cells.verdicts[:, a] < MISSING) & (cells.verdicts[:, b] < MISSING)
@@ -315,8 +338,13 @@ class AnchoredReports:
                 total = n.sum()
                 if total == 0:
                     continue
-                agree_r = np.einsum("srv,srv->sr", conf[:, a], conf[:, b])
-                p = np.einsum("scr,sr->sc", p_ref[:, both], agree_r)
+                p = np.empty((len(p_ref), both.sum()))
+                for lo in range(0, len(p_ref), CHUNK):  # per-pair confusion with a judge_shift
+                    sl = slice(lo, lo + CHUNK)
+                    chunk = {n: v[sl] for n, v in params.items()}
+                    ca, cb = (judge_confusion(chunk, x, cells.left[both], cells.right[both])
+                              for x in (a, b))
+                    p[sl] = np.einsum("scr,scrv,scrv->sc", p_ref[sl][:, both], ca, cb)
                 mean = p @ n
                 sd = np.sqrt((p * (1 - p)) @ n)
                 rep = (mean + sd * rng.standard_normal(len(mean))) / total
