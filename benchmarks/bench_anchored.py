@@ -9,7 +9,8 @@ in the same run, interleaved with bayesjudge, on the same rows:
 
 1. ``AnchoredBT(reference="human").fit(all 107,676 rows)`` MAP, refits through the
    compiled engine (the first fit compiles; timed: further ``.fit`` calls on the same
-   model object), target < 1 s; also with ``item_bias=True``; and, as the issue's use
+   model object), target < 1 s; also with the judges' own effects
+   (``discrimination=True, item_bias=True``, the spread learned); and, as the issue's use
    case, human votes on 1,000 random battles with GPT-4 on all of them (PPR's lambda
    is then tuned, not 0).
 2. NUTS 4 chains x (1000 tune + 1000 draws) on the human + GPT-4 rows (53,838),
@@ -20,8 +21,8 @@ in the same run, interleaved with bayesjudge, on the same rows:
    votes per pair (n = 990), GPT-4 on every design battle; per draw AnchoredBT MAP fit +
    90% rank sets, and PPR on the same draw (the methods run one after the other in
    each draw). Target < 120 s for 100 AnchoredBT fits; a warm-up draw (compilation)
-   is excluded. Also AnchoredBT with ``item_bias=True`` (prior sd 0.2, the
-   notebook's ``anchored+u``), informative.
+   is excluded. Also AnchoredBT with ``discrimination=True, item_bias=True`` (the
+   notebook's ``anchored+e``), informative.
 
 Run from the repository root::
 
@@ -59,11 +60,11 @@ from bayesjudge.experiments.anchored_ranking import (  # noqa: E402
     reference_ranking,
 )
 from bayesjudge.models.anchored.data import validate_battles  # noqa: E402
-from bayesjudge.priors import Prior  # noqa: E402
 
+#: The judges' own scale and item preferences (the spread learned from the data).
+JUDGE_EFFECTS = {"discrimination": True, "item_bias": True}
 GPT4 = "gpt-4-0125-preview"
 COLUMNS = ["battle", "judge", "left", "right", "outcome"]
-ITEM_BIAS_SD = 0.2  # notebook 05's prior sd of a judge's own preference for an item
 
 
 def load() -> str:
@@ -121,8 +122,8 @@ def bench_map(table: pd.DataFrame, args) -> list:
                     f"{n_cells:,} cells", t_val["val"][0], repeats=args.repeats,
                     note="included in every fit below"))
     ppr_ref = f"PPR (prediction_powered_ranksets), GPT-4 judge, the same {len(table):,} rows"
-    variants = [("", {})] + ([] if args.no_item_bias else [(", item_bias=True",
-                                                           {"item_bias": True})])
+    variants = [("", {})] + ([] if args.no_item_bias else [(
+        ", discrimination=True, item_bias=True", JUDGE_EFFECTS)])
     for label, kw in variants:
         model = bayesjudge.AnchoredBT(reference="human", **kw)
         load0, t0 = load(), time.perf_counter()
@@ -222,8 +223,7 @@ def bench_refits(table: pd.DataFrame, args) -> list:
     methods = {"anchored": _anchored_method(fits["anchored"])}
     if not args.no_item_bias:
         methods["anchored+u"] = _anchored_method(
-            fits["anchored+u"], item_bias=True,
-            priors={"judge_item_bias": Prior("Normal", mu=0, sigma=ITEM_BIAS_SD)})
+            fits["anchored+u"], **JUDGE_EFFECTS)
     methods["ppr"] = ppr_rank_sets(GPT4)
     kw = dict(n_reference=(args.n_reference,), judges=(GPT4,), truth=truth, alpha=0.1)
     # warm-up draw: compiles each structure once (excluded, as the notebook's first draw)
@@ -251,7 +251,7 @@ def bench_refits(table: pd.DataFrame, args) -> list:
     ppr_ref = f"PPR on the same {args.refits} draws (sum)"
     rows = []
     for m, label in (("anchored", "AnchoredBT(reference='human')"),
-                     ("anchored+u", f"AnchoredBT(item_bias=True, u sd {ITEM_BIAS_SD})")):
+                     ("anchored+u", "AnchoredBT(discrimination=True, item_bias=True)")):
         if m not in methods:
             continue
         f = np.asarray(fits[m])
@@ -285,7 +285,7 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--no-nuts", action="store_true", help="skip the NUTS rows")
     parser.add_argument("--no-item-bias", action="store_true",
-                        help="skip the item_bias=True rows (their first compile takes ~30 s)")
+                        help="skip the judge-effects rows (their first compile takes ~30 s)")
     parser.add_argument("--json", metavar="PATH",
                         help="append this run's rows to the benchmark table's JSON file")
     args = parser.parse_args()

@@ -35,7 +35,11 @@
 # * **LLM only** -- `DavidsonBT` on the LLM's verdicts on all 6,336 battles;
 # * **PPR** -- `bayesjudge.baselines.prediction_powered_ranksets` (the paper's method);
 # * **anchored** -- `AnchoredBT(reference="human")`: Davidson-BT in the human outcome, the
-#   LLM verdicts as noisy channels of it (marginal and joint sets).
+#   LLM verdicts as noisy channels of it (marginal and joint sets);
+# * **anchored+e** -- the same with each judge's own effects (`discrimination=True,
+#   item_bias=True`): the judge's verdicts also move with the skill difference (its own
+#   scale a_k) and with its own preferences among the models (e_k, spread learned from the
+#   data).
 #
 # Every number quoted below is printed by a code cell of this run. `BAYESJUDGE_FAST=1` (set
 # by the test suite) runs 2 draws at n = 1000 without `AnchoredBT` (its first compilation
@@ -54,7 +58,7 @@ from IPython.display import display
 
 import bayesjudge
 import bayesjudge.datasets
-from bayesjudge import AnchoredBT, Prior
+from bayesjudge import AnchoredBT
 from bayesjudge.experiments.anchored_ranking import (
     ARENA_PPR_JUDGES,
     ARENA_PPR_MODELS,
@@ -67,7 +71,7 @@ from bayesjudge.experiments.anchored_ranking import (
 
 FAST = os.environ.get("BAYESJUDGE_FAST", "0") == "1"
 ANCHORED = not FAST  # AnchoredBT's first compile alone exceeds the fast run's budget
-ITEM_BIAS_SD = 0.2  # prior sd of a judge's own preference for an item (logit scale)
+JUDGE_EFFECTS = {"discrimination": True, "item_bias": True}  # anchored+e
 N_MAIN = 1000                                    # 15 human votes per pair -> n = 990
 N_SWEEP = () if FAST else (250, 500, 2000)
 DRAWS_MAIN = 2 if FAST else 30
@@ -111,10 +115,9 @@ for name, judges in JUDGE_SETS.items():
     methods[f"PPR {name}"] = ppr_rank_sets(judges if len(judges) > 1 else judges[0])
     if ANCHORED:
         methods[f"anchored {name}"] = anchored_rank_sets(judges, joint="both", random_seed=0)
-        # each judge's own preferences among the items (u_k), prior sd 0.2 on each
-        methods[f"anchored+u {name}"] = anchored_rank_sets(
-            judges, joint="both", random_seed=0, item_bias=True,
-            priors={"judge_item_bias": Prior("Normal", mu=0, sigma=ITEM_BIAS_SD)})
+        # each judge's own scale a_k and preferences e_k (their spread learned)
+        methods[f"anchored+e {name}"] = anchored_rank_sets(judges, joint="both", random_seed=0,
+                                                           **JUDGE_EFFECTS)
 
 start = time.perf_counter()
 main = rank_set_study(arena, methods, n_reference=(N_MAIN,), n_draws=DRAWS_MAIN, truth=truth,
@@ -172,7 +175,7 @@ else:
 
 # %%
 summ = main.summary()
-family = summ["method"].str.extract(r"^(human only|LLM only|PPR|anchored\+u|anchored)")[0]
+family = summ["method"].str.extract(r"^(human only|LLM only|PPR|anchored\+e|anchored)")[0]
 family = family.where(~summ["method"].str.endswith("joint"), family + " (joint)")
 judge = summ["method"].str.extract(r"(GPT-4|Claude-3|GPT-3\.5|all three)")[0].fillna("none")
 colours = dict(zip(sorted(family.unique()), plt.cm.tab10.colors, strict=False))
@@ -241,19 +244,42 @@ plt.show()
 
 # %%
 if ANCHORED:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        full_fit = AnchoredBT(reference="human", random_seed=0).fit(
-            arena[among][["battle", "judge", "left", "right", "outcome"]])
-        conf = full_fit.judges(ci_prob=0.9)
-    display(conf.pivot_table(index=["judge", "reference_outcome"], columns="verdict",
-                             values="estimate", sort=False)[["left", "tie", "right"]].round(3))
-    worth = conf.drop_duplicates("judge")[["judge", "agreement", "reference_votes",
-                                           "reference_votes_lower", "reference_votes_upper"]]
-    print("What one LLM verdict is worth in human votes (90% interval):")
-    display(worth.reset_index(drop=True))
+    fits = {}
+    for label, kw in (("anchored", {}), ("anchored+e", JUDGE_EFFECTS)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits[label] = AnchoredBT(reference="human", random_seed=0, **kw).fit(
+                arena[among][["battle", "judge", "left", "right", "outcome"]])
+            conf = fits[label].judges(ci_prob=0.9)
+        print(f"{label}: confusion matrices P(verdict | human outcome) (MAP)")
+        display(conf.pivot_table(index=["judge", "reference_outcome"], columns="verdict",
+                                 values="estimate", sort=False)[["left", "tie", "right"]].round(3))
+        worth = conf.drop_duplicates("judge")[["judge", "agreement", "reference_votes",
+                                               "reference_votes_lower", "reference_votes_upper"]]
+        print(f"{label}: what one LLM verdict is worth in human votes (90% interval):")
+        display(worth.reset_index(drop=True))
+    post = fits["anchored+e"].idata_.posterior
+    tau = np.quantile(post["judge_item_bias_spread"].values, [0.05, 0.5, 0.95])
+    print("anchored+e: each judge's discrimination a_k (its skills are (1 + a_k) s + e_k); "
+          f"spread of the e_k: median {tau[1]:.3f}, 90% interval [{tau[0]:.3f}, {tau[2]:.3f}]")
+    display(post["judge_discrimination"].quantile([0.05, 0.5, 0.95], ("chain", "draw"))
+            .to_pandas().T.round(3))
+    e = post["judge_item_bias"].mean(("chain", "draw")).to_pandas()
+    print("anchored+e: each judge's own preference e_k per model (posterior mean):")
+    display(e[list(truth.index)].round(2))
 else:
     print("AnchoredBT not run here (BAYESJUDGE_FAST=1).")
+
+# %% [markdown]
+# The judges' conditional independence given the human outcome (Dawid-Skene), checked on
+# the data: observed agreement of each pair of LLM judges against the model's posterior
+# predictive (`agreement_check`).
+
+# %%
+if ANCHORED:
+    for label, fit in fits.items():
+        print(label)
+        display(fit.agreement_check(ci_prob=0.9).round(3))
 
 # %% [markdown]
 # ## 7. Closing note (numbers of the stored full run, seed 2024)

@@ -114,8 +114,8 @@ class AnchoredBT(AnchoredReports, BayesianModel):
     }
 
     def __init__(self, reference: Any = "human", *, position_bias: bool = False,
-                 discrimination: bool = False, item_bias: bool = False, priors: None | str | Mapping = None,
-                 random_seed: int | None = None):
+                 discrimination: bool = False, item_bias: bool = False,
+                 priors: None | str | Mapping = None, random_seed: int | None = None):
         self.reference = reference
         self.position_bias = position_bias
         self.discrimination = discrimination
