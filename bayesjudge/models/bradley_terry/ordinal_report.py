@@ -20,7 +20,7 @@ from bayesjudge.data.graded import three_way
 from bayesjudge.engine.laplace_check import warn_flagged
 from bayesjudge.models.bradley_terry.core import pool_units
 from bayesjudge.models.bradley_terry.ordinal_core import ordinal_log_probs
-from bayesjudge.models.bradley_terry.report import CHUNK
+from bayesjudge.models.bradley_terry.report import CHUNK, judged_differences
 
 __all__ = ["OrdinalReports"]
 
@@ -31,14 +31,7 @@ class OrdinalReports:
 
     def _log_probs(self, draws, cl, cr, judge, aspect) -> np.ndarray:
         """log P(level) of each row: shape (draws, rows, K); judge -1 = consensus."""
-        s = draws["skill"].reshape(len(draws["skill"]), -1)
-        x = s[:, cl] - s[:, cr]
-        has_judge = judge >= 0
-        j = np.where(has_judge, judge, 0)
-        if "discriminator" in draws:
-            x = x / np.where(has_judge, draws["discriminator"][:, j], 1.0)
-        if "position_bias" in draws:
-            x = x + np.where(has_judge, draws["position_bias"][:, j], 0.0)
+        x, has_judge, j = judged_differences(draws, cl, cr, judge, aspect)
         theta = np.asarray(draws["cutpoint"], float)
         if theta.ndim == 3:  # per judge; the consensus uses the judges' mean cut points
             theta = np.where(has_judge[None, :, None], theta[:, j],

@@ -33,6 +33,25 @@ from bayesjudge.rank_sets import simultaneous_rank_sets
 CHUNK = 2**22
 
 
+def judged_differences(draws, cl, cr, judge, aspect):
+    """(d, has_judge, j): each row's skill difference as its judge sees it, per draw.
+
+    d = (s_left - s_right) / sigma_j + b_j (the discriminator and position bias where
+    fitted; rows with judge -1, the consensus, get neither); shape (draws, rows).
+    """
+    s = draws["skill"].reshape(len(draws["skill"]), -1)
+    d = s[:, cl] - s[:, cr]
+    has_judge = judge >= 0
+    j = np.where(has_judge, judge, 0)
+    if "discriminator" in draws:
+        sig = draws["discriminator"]
+        sig = sig[:, j, aspect] if sig.ndim == 3 else sig[:, j]
+        d = d / np.where(has_judge, sig, 1.0)
+    if "position_bias" in draws:
+        d = d + np.where(has_judge, draws["position_bias"][:, j], 0.0)
+    return d, has_judge, j
+
+
 class PairwiseReports:
     """Mixin of :class:`~bayesjudge.models.bradley_terry.base.PairwiseModel`: the numpy side.
 
@@ -45,16 +64,7 @@ class PairwiseReports:
 
     def _log_probs(self, draws, cl, cr, judge, aspect) -> np.ndarray:
         """log P(left), log P(tie), log P(right): shape (draws, rows, 3); judge -1 = consensus."""
-        s = draws["skill"].reshape(len(draws["skill"]), -1)
-        d = s[:, cl] - s[:, cr]
-        has_judge = judge >= 0
-        j = np.where(has_judge, judge, 0)
-        if "discriminator" in draws:
-            sig = draws["discriminator"]
-            sig = sig[:, j, aspect] if sig.ndim == 3 else sig[:, j]
-            d = d / np.where(has_judge, sig, 1.0)
-        if "position_bias" in draws:
-            d = d + np.where(has_judge, draws["position_bias"][:, j], 0.0)
+        d, has_judge, j = judged_differences(draws, cl, cr, judge, aspect)
         if not self._ties:
             return bt_log_probs(d)
         tie = np.asarray(draws["tie_logit"])
