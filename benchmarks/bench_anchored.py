@@ -219,11 +219,11 @@ def bench_refits(table: pd.DataFrame, args) -> list:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         truth = reference_ranking(table, ARENA_PPR_MODELS, "human")
-    fits = {"anchored": [], "anchored+u": []}
+    fits = {"anchored": [], "anchored+e": []}
     methods = {"anchored": _anchored_method(fits["anchored"])}
     if not args.no_item_bias:
-        methods["anchored+u"] = _anchored_method(
-            fits["anchored+u"], **JUDGE_EFFECTS)
+        methods["anchored+e"] = _anchored_method(
+            fits["anchored+e"], **JUDGE_EFFECTS)
     methods["ppr"] = ppr_rank_sets(GPT4)
     kw = dict(n_reference=(args.n_reference,), judges=(GPT4,), truth=truth, alpha=0.1)
     # warm-up draw: compiles each structure once (excluded, as the notebook's first draw)
@@ -251,7 +251,7 @@ def bench_refits(table: pd.DataFrame, args) -> list:
     ppr_ref = f"PPR on the same {args.refits} draws (sum)"
     rows = []
     for m, label in (("anchored", "AnchoredBT(reference='human')"),
-                     ("anchored+u", "AnchoredBT(discrimination=True, item_bias=True)")):
+                     ("anchored+e", "AnchoredBT(discrimination=True, item_bias=True)")):
         if m not in methods:
             continue
         f = np.asarray(fits[m])
@@ -261,7 +261,7 @@ def bench_refits(table: pd.DataFrame, args) -> list:
             target="< 120 s",
             agreement=f"anchored {metrics(m)}; PPR {metrics('ppr')}",
             repeats=args.refits,
-            note=("informative (the notebook's anchored+u); " if m != "anchored" else "")
+            note=("informative (the notebook's anchored+e); " if m != "anchored" else "")
             + f"per draw median {median[m] * 1e3:.0f} ms (PPR {median['ppr'] * 1e3:.0f} "
                  f"ms), of which fit {np.median(f) * 1e3:.0f} ms (validation + collapse + "
                  f"MAP) and ranking() {(median[m] - np.median(f)) * 1e3:.0f} ms (Laplace "
