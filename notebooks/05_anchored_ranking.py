@@ -305,13 +305,31 @@ if ANCHORED:
 #   all three 0.872 / 0.33 (joint 0.47) at 1.89. With GPT-4 it inherits GPT-4's vicuna-13b /
 #   palm-2 reversal (each covered in 53% of draws; GPT-4 alone in 7%): a confusion matrix
 #   shared by all pairs cannot say that GPT-4 likes palm-2 more than humans do.
-# * **Anchored with the judges' own item preferences** (`item_bias=True`, prior sd 0.2 on
-#   each u_k): with GPT-4 0.978 / 0.80 (joint 0.87) at 2.49 (joint 2.63); with all three
-#   0.983 / 0.90 (joint 0.93) at 2.23 (joint 2.33) -- valid where PPR is not (GPT-4: 0.858
-#   / 0.37), and narrower than human votes alone (3.03, joint 3.49). The issue's goal row
-#   (>= 0.90 per model, >= 0.85 joint, size <= 2.1) is met on coverage by `item_bias` with all
-#   three judges but not on size (2.23-2.33 > 2.1); without `item_bias` the sets are small
-#   and do not cover. At other n (15 draws each, table of section 4) the all-12 rate of every
-#   method, human-only included, moves by +-0.2: 15 to 30 draws do not pin it down.
+# * **Anchored with the judges' own effects** (`anchored+e`: `discrimination=True,
+#   item_bias=True`, the spread of the preferences learned): with GPT-4 0.975 / 0.83 (joint
+#   sets 0.87) at size 2.45 (joint 2.73); vicuna-13b and palm-2 are covered in 93% of draws.
+#   Against the issue's acceptance row (GPT-4, MAP): per-model coverage 0.975 >= 0.90 and
+#   joint sets covering all 12 in 0.87 >= 0.85 of draws hold; the mean marginal size 2.45
+#   is 0.81 x the human-only 3.03 of this run, just above the 0.8 x = 2.42 asked (Monte
+#   Carlo SE 0.06), and above the goal row's 2.1. With Claude-3 0.994 / 0.93 at 2.80, with
+#   GPT-3.5 0.978 / 0.73 at 2.95 (its verdicts carry little), with all three 0.942 / 0.70
+#   (joint 0.77) at 2.18: several LLM judges together are over-confident, as the agreement
+#   check says. At n = 198 and 462 every method's all-12 rate is low (human only 0.53 /
+#   0.73); anchored+e with GPT-4 covers 0.83 / 0.92 per model at 3.77 / 2.83 against human
+#   only's 4.96 / 3.77; at n = 1980 0.95 / 0.67 at 2.32 against 2.56 (15 draws each: the
+#   all-12 rate moves by +-0.2 between n).
+# * **Why**: on all the human votes GPT-4's own skills are (1 + a) s + e with a = 1.14 (it
+#   sees the humans' order more than twice as sharply) and e of spread tau = 0.155 (90%
+#   0.118 - 0.201; Claude-3 a = 0.63, GPT-3.5 0.21). A pair-independent confusion matrix
+#   reads GPT-4's sharpness on far-apart pairs as agreement and its favourites as the
+#   humans'. At n = 990 the spread is poorly known (one draw: tau 90% interval 0.01 - 0.40)
+#   and the intervals carry that: the skills' posterior sd drops by ~25% against human
+#   votes alone, not more.
 # * One LLM verdict is worth 0.22 human votes (GPT-4), 0.09 (Claude-3), 0.02 (GPT-3.5;
-#   it says "left" for 80-93% of battles whatever the human outcome).
+#   it says "left" for 80-93% of battles whatever the human outcome) through a shared
+#   confusion matrix; with the judges' own effects, whose verdicts also move with the skill
+#   gap, 1.50 (1.41 - 1.76), 0.60 and 0.075 -- given the judge's own preferences e, which
+#   only the human votes can tell apart from the skills.
+# * The judges' conditional independence given the human outcome fails for every pair
+#   (GPT-4 / Claude-3 agree on 0.564 of battles against 0.395 predicted, 0.439 with the
+#   judges' own effects): use one LLM judge at a time.
