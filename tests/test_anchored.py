@@ -251,6 +251,14 @@ def test_cli_rank_anchored(small_table, tmp_path, capsys):
     assert set(pd.read_csv(tmp_path / "j.csv")["judge"]) == {"judge-good", "judge-left",
                                                              "judge-coin"}
     assert "simultaneous rank sets" in capsys.readouterr().out
+    # a battle id under another name (llmfao's `item`), mapped on the command line
+    small_table.rename(columns={"battle": "item"}).to_csv(tmp_path / "items.csv", index=False)
+    assert main(["rank", str(tmp_path / "items.csv"), "--model", "anchored", "--columns",
+                 "item=battle", "--out", str(tmp_path / "r2.csv")]) == 0
+    cols = ["item", "skill", "skill_lower", "skill_upper"]  # r.csv has joint sets, r2 not
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "r2.csv")[cols],
+                                  pd.read_csv(tmp_path / "r.csv")[cols])
+    capsys.readouterr()
     assert main(["rank", str(tmp_path / "battles.csv"), "--model", "davidson-bt",
                  "--judge-effects", "--out", str(tmp_path / "x.csv")]) == 2
     assert "--judge-effects applies to --model anchored" in capsys.readouterr().err

@@ -29,7 +29,7 @@ your own column names and labels (a Chatbot Arena export needs neither)
   context (one battle per context would leave nothing to compare).
 """ % {"roles": ", ".join(COLUMN_ROLES), "one": ONE_JUDGE}
 
-_ID_ROLES = ("judge", "left", "right", "context", "aspect")
+_ID_ROLES = ("judge", "left", "right", "context", "aspect", "battle")
 
 
 def parse_mapping(text: str | None, flag: str, allowed: tuple[str, ...],

@@ -41,7 +41,7 @@ ARENA_COLUMNS = {"model_a": "left", "model_b": "right", "winner": "outcome"}
 """Chatbot Arena's columns and the comparisons columns they become."""
 ARENA_OUTCOMES = {"model_a": "left", "model_b": "right", "tie": "tie", "tie (bothbad)": "tie"}
 """Chatbot Arena's ``winner`` values and the outcomes they become (both ties are ties)."""
-COLUMN_ROLES = ("judge", "left", "right", "outcome", "prob", "context", "aspect", "n")
+COLUMN_ROLES = ("judge", "left", "right", "outcome", "prob", "context", "aspect", "n", "battle")
 """What a column can be mapped to (``columns={"their_name": role}``)."""
 _OUTCOMES = ("left", "right", "tie")
 
