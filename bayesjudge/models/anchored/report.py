@@ -189,26 +189,25 @@ class AnchoredReports:
         return {k: v.mean(axis=0) for k, v in self._all_draws().items()}
 
     def _reference_votes(self, confusion: np.ndarray, params=None) -> np.ndarray:
-        """I_k / I_ref per draw and judge: (draws, judges)."""
-        params = params or self._all_draws()
+        """I_k / I_ref per draw and judge: (draws, judges), in blocks of :data:`CHUNK` draws
+        (every array here is draws x cells, the per-pair confusion draws x cells x 9)."""
+        params = dict(params or self._all_draws(), confusion=confusion)
         cells = self._cells()
-        d = params["skill"][:, cells.left] - params["skill"][:, cells.right]
-        if "position_bias" in params:
-            d = d + np.reshape(params["position_bias"], (-1, 1))
         out = np.empty((len(confusion), confusion.shape[1]))
-        ref_info = reference_information(d, params["tie_logit"])
-        params = dict(params, confusion=confusion)
-        for k in range(confusion.shape[1]):
-            w = cells.count * (cells.verdicts[:, k] < MISSING)
-            slope = params["judge_discrimination"][:, k] if "judge_discrimination" in params \
-                else None
-            for lo in range(0, len(confusion), CHUNK):
-                sl = slice(lo, lo + CHUNK)
+        for lo in range(0, len(confusion), CHUNK):
+            part = {n: v[lo:lo + CHUNK] for n, v in params.items()}
+            d = part["skill"][:, cells.left] - part["skill"][:, cells.right]
+            if "position_bias" in part:
+                d = d + np.reshape(part["position_bias"], (-1, 1))
+            ref_info = reference_information(d, part["tie_logit"])
+            for k in range(confusion.shape[1]):
+                w = cells.count * (cells.verdicts[:, k] < MISSING)
+                slope = part["judge_discrimination"][:, k] \
+                    if "judge_discrimination" in part else None
                 info = reference_information(
-                    d[sl], params["tie_logit"][sl],
-                    judge_confusion({n: v[sl] for n, v in params.items()}, k, cells.left,
-                                    cells.right), None if slope is None else slope[sl])
-                out[sl, k] = (info @ w) / (ref_info[sl] @ w)
+                    d, part["tie_logit"], judge_confusion(part, k, cells.left, cells.right),
+                    slope)
+                out[lo:lo + CHUNK, k] = (info @ w) / (ref_info @ w)
         return out
 
     # -- predict -------------------------------------------------------------------------
