@@ -48,6 +48,7 @@ def compressed_hessian(
     x: np.ndarray,
     blocks: np.ndarray | None = None,
     h_scale: float = 1e-5,
+    grad_x: np.ndarray | None = None,
 ) -> np.ndarray:
     r"""Hessian of a function from central differences of its gradient (block-compressed).
 
@@ -74,6 +75,11 @@ def compressed_hessian(
         dense ``2 d``-call Hessian.
     h_scale : float
         Relative step.
+    grad_x : ndarray or None
+        The gradient at ``x``, when known: then forward differences
+        :math:`(g(x + h_j e_j) - g(x)) / h_j` (one call per column or colour instead of
+        two; error O(h) instead of O(h^2): for a proposal that importance sampling
+        corrects, not for a reported covariance).
 
     Returns
     -------
@@ -84,12 +90,20 @@ def compressed_hessian(
     d = x.size
     labels = np.full(d, -1, dtype=np.int64) if blocks is None else check_blocks(blocks, d)
     steps = h_scale * np.maximum(1.0, np.abs(x))
+    if grad_x is None:
+        def delta(e):  # g(x + e) - g(x - e), halved: O(h^2)
+            return (grad(x + e) - grad(x - e)) / 2
+    else:
+        g0 = np.asarray(grad_x, dtype=float)
+
+        def delta(e):
+            return grad(x + e) - g0
     hess = np.zeros((d, d))
     is_global = labels < 0
     for j in np.flatnonzero(is_global):  # the dense path: one column per call pair
         e = np.zeros(d)
         e[j] = steps[j]
-        hess[:, j] = (grad(x + e) - grad(x - e)) / (2 * steps[j])
+        hess[:, j] = delta(e) / steps[j]
     local = np.flatnonzero(~is_global)
     if local.size:
         order = local[np.argsort(labels[local], kind="stable")]
@@ -99,7 +113,7 @@ def compressed_hessian(
             cols = order[colour == k]
             e = np.zeros(d)
             e[cols] = steps[cols]
-            diff = (grad(x + e) - grad(x - e)) / 2
+            diff = delta(e)
             for j, b in zip(cols, np.searchsorted(ids, labels[cols])):
                 rows = order[start[b]:start[b] + size[b]]
                 hess[rows, j] = diff[rows] / steps[j]

@@ -150,10 +150,18 @@ def laplace_draws(
         xs = hessian.gaussian_draws(rng, centre, cov, chol, n_draws)
     # Weighted towards the true density where the Gaussian is off (engine.laplace_check);
     # where that fails, a trust flag per scalar instead.
-    imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng)
+    # With a non-centred scale a failed Gaussian is a funnel in that scale, which the grid
+    # integrates (the defensive mixture's 3,000 more log densities rarely fix a funnel, and
+    # are kept for when the grid cannot be built or fails too).
+    imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng,
+                                            adapt=reparam is None)
     if not imp.resampled and reparam is not None:  # a funnel in the scale: integrate it
-        imp, to_x = laplace_grid.integrate_scale(logp_jac, fit.laplace_x, fit.cov,
-                                                 reparam, blocks, rng, n_draws) or (imp, to_x)
+        grid = laplace_grid.integrate_scale(logp_jac, fit.laplace_x, fit.cov, reparam, blocks,
+                                            rng, n_draws)
+        if grid is not None:
+            imp, to_x = grid
+        else:
+            imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng)
     if not imp.resampled and blocks is not None:  # hyperparameters off the joint mode: INLA
         fy = logp_jac if to_x is None else (
             lambda y: laplace_check.ScaledOffsets(*reparam).logp_grad(logp_jac, y))

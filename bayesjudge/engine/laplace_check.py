@@ -207,6 +207,7 @@ class ImportanceResult:
 def importance_resample(
     logp: Callable[[np.ndarray], float], mean: np.ndarray, cov: np.ndarray,
     prec_chol: np.ndarray | None, gaussian: np.ndarray, rng: np.random.Generator,
+    adapt: bool = True,
 ) -> ImportanceResult:
     """Importance-resample the Gaussian draws ``gaussian`` towards the density ``logp``.
 
@@ -222,6 +223,9 @@ def importance_resample(
         (S, d) draws from N(mean, cov).
     rng : numpy.random.Generator
         For the adaptive step and the resampling.
+    adapt : bool
+        Whether a failed Gaussian may be helped by the defensive mixture (False: the
+        caller has a better remedy to try first, e.g. a grid over a funnel's scale).
     """
     n, d = gaussian.shape
     prec = _prec_chol(cov) if prec_chol is None else prec_chol
@@ -232,7 +236,7 @@ def importance_resample(
     adapted = False
     comps = [(mean, prec)]  # the mixture's Gaussians: (mean, precision Cholesky factor)
     lqs = [_gauss_logpdf(xs, mean, prec)]  # log density of every draw under each component
-    for _ in range(ADAPT_ROUNDS):
+    for _ in range(ADAPT_ROUNDS if adapt else 0):
         ess = 1.0 / np.sum(w**2)
         if (k <= k_threshold(len(xs)) and ess >= MIN_ESS) or d >= n // 4:
             break  # good enough, or too many coordinates to fit a Gaussian to S draws

@@ -22,7 +22,10 @@ from bayesjudge.engine.density import Density
 from bayesjudge.engine.messages import ConvergenceWarning, FitError, warn_user
 
 #: Options of every L-BFGS-B fit (tight: MAP with flat priors must equal a reference MLE).
-LBFGS_OPTIONS = {"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9}
+#: ``maxcor`` 30 (scipy's default is 10): a longer curvature memory for the ill-conditioned
+#: ridges of hierarchical models (AnchoredBT with judge effects on all of arena_ppr: 459
+#: evaluations with 10, 270 with 30, to the same optimum within 1e-7 nats).
+LBFGS_OPTIONS = {"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9, "maxcor": 30}
 #: Largest Newton step (max-norm, unconstrained scale): a flat region cannot throw x far.
 MAX_STEP = 5.0
 #: Newton only for models with at most this many parameters: the Hessian is compiled as one
@@ -32,14 +35,17 @@ NEWTON_MAX_PARAMS = 16
 GAIN_TOL = 1e-12
 
 
-def lbfgs_maximise(fn: Callable, init: np.ndarray) -> optimize.OptimizeResult:
-    """Maximise ``fn(x) -> (logp, grad)`` with L-BFGS-B (result in minimisation terms)."""
+def lbfgs_maximise(fn: Callable, init: np.ndarray,
+                   options: dict | None = None) -> optimize.OptimizeResult:
+    """Maximise ``fn(x) -> (logp, grad)`` with L-BFGS-B (result in minimisation terms);
+    ``options`` update :data:`LBFGS_OPTIONS`."""
 
     def neg(x):
         lp, g = fn(x)
         return -lp, -g
 
-    return optimize.minimize(neg, init, jac=True, method="L-BFGS-B", options=LBFGS_OPTIONS)
+    return optimize.minimize(neg, init, jac=True, method="L-BFGS-B",
+                             options={**LBFGS_OPTIONS, **(options or {})})
 
 
 def newton_direction(grad: np.ndarray, hess: np.ndarray) -> np.ndarray:

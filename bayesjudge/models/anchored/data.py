@@ -83,7 +83,10 @@ class Cells:
         ``ref_onehot`` is one-hot on the reference's label (zeros for none),
         ``verdict_onehot`` one-hot per judge (judge-major, 3 columns each; zeros when
         the judge gave no verdict), so the judges' log-confusion terms are one matrix
-        product.
+        product. For the judges' own shifts: ``pair_left``/``pair_right`` (the distinct
+        ordered pairs), ``cell_pair`` (each cell's pair), ``verdict_seen`` (cells x
+        judges: 1 where the judge gave a verdict) and ``verdict_shift`` (SHIFT of that
+        verdict: 1/2, 0, -1/2; 0 where none).
         """
         n = len(self.count)
         ref_onehot = np.zeros((n, 3))
@@ -94,16 +97,29 @@ class Cells:
             v = self.verdicts[:, k]
             seen = v < MISSING
             verdict_onehot[np.flatnonzero(seen), 3 * k + v[seen]] = 1.0
+        # the distinct ordered pairs: a judge's shifted confusion rows are normalised once
+        # per pair (there are far fewer pairs than cells), then gathered per cell
+        pairs, cell_pair = np.unique(np.column_stack([self.left, self.right]), axis=0,
+                                     return_inverse=True)
+        seen = (self.verdicts < MISSING).astype(float)
+        sign = np.where(self.verdicts == 0, 1.0, np.where(self.verdicts == 2, -1.0, 0.0))
         return {"cell_left": self.left.astype(np.int64), "cell_right": self.right.astype(np.int64),
                 "ref_onehot": ref_onehot, "ref_known": known.astype(float),
-                "verdict_onehot": verdict_onehot, "cell_count": self.count}
+                "verdict_onehot": verdict_onehot, "cell_count": self.count,
+                "pair_left": pairs[:, 0].astype(np.int64),
+                "pair_right": pairs[:, 1].astype(np.int64),
+                "cell_pair": cell_pair.reshape(-1).astype(np.int64),
+                "verdict_seen": seen.reshape(n, n_judges),
+                "verdict_shift": 0.5 * sign.reshape(n, n_judges)}
 
 
 def outcome_codes(values: pd.Series, name: str) -> np.ndarray:
     """0 / 1 / 2 for left / tie / right; raises naming the bad values."""
     # labels, not ids: letter case and surrounding spaces do not matter (as in the BT family)
-    labels = values.astype(object).map(lambda v: v.strip().lower() if isinstance(v, str) else v)
-    codes = pd.Index(COMPARISON_OUTCOMES).get_indexer(labels)
+    # normalised per distinct value (a lambda per row costs 0.13 s on 100,000 rows)
+    code, uniq = pd.factorize(values.astype(object), use_na_sentinel=False)
+    labels = [v.strip().lower() if isinstance(v, str) else v for v in uniq]
+    codes = pd.Index(COMPARISON_OUTCOMES).get_indexer(labels)[code]
     if (codes < 0).any():
         bad = values[codes < 0]
         raise DataValidationError(

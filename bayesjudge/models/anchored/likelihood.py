@@ -51,22 +51,26 @@ def cell_loglik_pt(diff, tie_logit, log_conf, data, bias=None):
 
     ``log_conf`` is (judges, 3, 3) or None (no other judges); ``data`` maps the
     ``pm.Data`` names of :meth:`~bayesjudge.models.anchored.data.Cells.graph_data`;
-    ``bias`` (cells, judges): the judges' item-bias differences u_ki - u_kj, which
-    shift their verdict logits by b (1/2, 0, -1/2) within every confusion row.
+    ``bias`` (pairs, judges): the judges' item-bias differences u_ki - u_kj per
+    distinct ordered pair, which shift their verdict logits by b (1/2, 0, -1/2) within
+    every confusion row:
+
+        log C'_k[r, v] = log C_k[r, v] + b SHIFT_v - log sum_w C_k[r, w] exp(b SHIFT_w),
+
+    the normaliser computed once per pair and gathered per cell.
     """
     t = pt.ones_like(diff) * tie_logit
     logits = pt.stack([0.5 * diff, t, -0.5 * diff], axis=1)
     lp = logits - pt.logsumexp(logits, axis=1, keepdims=True)
-    if log_conf is not None and bias is not None:
-        n_j = log_conf.shape[0]
-        z = log_conf[None] + bias[:, :, None, None] * SHIFT  # (cells, judges, r, v)
-        z = z - pt.logsumexp(z, axis=-1, keepdims=True)
-        onehot = data["verdict_onehot"].reshape((-1, n_j, 1, 3))
-        lp = lp + pt.sum(onehot * z, axis=(1, 3))
-    elif log_conf is not None:
+    if log_conf is not None:
         # W[(k, v), r] = log C_k[r, v]: the verdict pattern's terms in one product
         weight = log_conf.transpose(0, 2, 1).reshape((-1, 3))
         lp = lp + pt.dot(data["verdict_onehot"], weight)
+    if log_conf is not None and bias is not None:
+        norm = pt.logsumexp(log_conf[None] + bias[:, :, None, None] * SHIFT, axis=-1)
+        cell_bias = bias[data["cell_pair"]]  # (cells, judges)
+        lp = lp + pt.sum(data["verdict_shift"] * cell_bias, axis=1)[:, None]
+        lp = lp - pt.sum(data["verdict_seen"][:, :, None] * norm[data["cell_pair"]], axis=1)
     known = data["ref_known"]
     picked = pt.sum(lp * data["ref_onehot"], axis=1)
     summed = pt.logsumexp(lp, axis=1)

@@ -199,7 +199,7 @@ class AnchoredBT(AnchoredReports, BayesianModel):
             bias = None
             if n_j and (self.item_bias or self.discrimination):
                 shift = self._judge_shift(priors, skill, n_items)
-                bias = (shift[:, data["cell_left"]] - shift[:, data["cell_right"]]).T
+                bias = (shift[:, data["pair_left"]] - shift[:, data["pair_right"]]).T
             ll = cell_loglik_pt(diff, tie, log_conf, data, bias)
             pm.Potential("loglik", pt.sum(data["cell_count"] * ll))
         return model
