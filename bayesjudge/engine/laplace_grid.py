@@ -15,7 +15,8 @@ numerically:
    value;
 2. at each ``t_g`` the conditional mode ``m_g`` and Cholesky factor ``L_g`` of the
    negative Hessian of the other coordinates (``log tau`` held fixed; started from the
-   line through the two neighbours' modes; the Hessian by forward differences), and the Laplace estimate of the marginal density
+   line through the two neighbours' modes; the Hessian by forward differences), and the
+   Laplace estimate of the marginal density
    ``log p(t_g) ~ log p(m_g, t_g) - sum log diag L_g``;
 3. draws from the mixture ``sum_g w_g N(t; t_g, c_g^2) N(rest; m_g + b_g (t - t_g), L_g)``
    with ``w_g`` proportional to ``p(t_g) c_g``, ``c_g`` the width of the point's cell
