@@ -94,3 +94,32 @@ def test_map_fit_of_agreeing_judges_integrates_the_spread_instead_of_flagging():
     assert judges["laplace_ok"].all()
     assert "grid of the log scale" in model.idata_.posterior.attrs["inference"]
     assert model._map_result.importance.grid > 3
+
+
+def test_scale_check_tells_a_funnel_from_a_gaussian_scale():
+    """scale_is_gaussian: False on the funnel above (5 small offsets), True where 200
+    offsets observed with little noise pin tau down (log tau's marginal ~Gaussian)."""
+    from bayesjudge.engine.laplace_check import ScaledOffsets
+    from bayesjudge.engine.laplace_grid import scale_is_gaussian
+
+    def density(y, s):
+        n = y.size
+
+        def fn(x):  # y_i ~ N(tau z_i, s^2), z_i ~ N(0, 1), tau ~ HalfNormal(1), x = (z, log tau)
+            z, t = x[:n], x[n]
+            tau = np.exp(t)
+            r = (y - tau * z) / s
+            lp = -0.5 * z @ z - 0.5 * tau**2 + t - 0.5 * r @ r
+            return lp, np.r_[-z + tau * r / s, -tau**2 + 1 + tau * (z @ r) / s]
+        return fn
+
+    many = np.random.default_rng(1).normal(size=200)
+    for y, s, expected in ((Y, S, False), (many, 0.05, True)):
+        fn, n = density(y, s), y.size
+        res = optim.lbfgs_maximise(fn, np.r_[np.zeros(n), -1.0])
+        chol = hessian.laplace_cholesky(hessian.compressed_hessian(lambda v: fn(v)[1], res.x))
+        cov = hessian.cov_from_cholesky(chol)
+        tr = ScaledOffsets(slice(0, n), n)
+        got = scale_is_gaussian(lambda v: tr.logp_grad(fn, v), tr.from_x(res.x), n,
+                                float(np.sqrt(cov[n, n])))
+        assert got is expected

@@ -16,6 +16,7 @@ and works on the data they currently hold.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -155,12 +156,18 @@ def laplace_draws(
     # are kept for when the grid cannot be built or fails too).
     imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng,
                                             adapt=reparam is None)
+    gaussian_scale = True  # the Gaussian covers the scale's marginal (or there is none)
+    if imp.resampled and reparam is not None and not _scale_is_gaussian(
+            fit, logp_jac, reparam, blocks, centre if to_x is not None else None, cov):
+        # weights blind to the funnel's mass the Gaussian never proposes: not to be trusted
+        gaussian_scale = False
+        imp = dataclasses.replace(imp, draws=xs, resampled=False)
     if not imp.resampled and reparam is not None:  # a funnel in the scale: integrate it
         grid = laplace_grid.integrate_scale(logp_jac, fit.laplace_x, fit.cov, reparam, blocks,
                                             rng, n_draws)
         if grid is not None:
             imp, to_x = grid
-        else:
+        elif gaussian_scale:
             imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng)
     if not imp.resampled and blocks is not None:  # hyperparameters off the joint mode: INLA
         fy = logp_jac if to_x is None else (
@@ -177,6 +184,17 @@ def laplace_draws(
         name: np.stack([r[i] for r in rows])[None]
         for i, name in enumerate(density.param_names)
     }
+
+
+def _scale_is_gaussian(fit: MAPResult, logp_jac, reparam: tuple[slice, int], blocks,
+                       centre_y, cov) -> bool:
+    """:func:`bayesjudge.engine.laplace_grid.scale_is_gaussian` in the centred coordinates,
+    from their Laplace centre ``centre_y`` (None: mapped from the MAP's own)."""
+    tr = laplace_check.ScaledOffsets(*reparam)
+    tau = reparam[1]
+    start = tr.from_x(fit.laplace_x) if centre_y is None else centre_y
+    return laplace_grid.scale_is_gaussian(lambda y: tr.logp_grad(logp_jac, y), start, tau,
+                                          float(np.sqrt(cov[tau, tau])), blocks)
 
 
 def _centred_laplace(fit: MAPResult, logp_jac, reparam: tuple[slice, int], blocks):
