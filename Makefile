@@ -22,7 +22,7 @@ lint: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -m "slow or not slow" -q --durations=25
+	$(PY) -m pytest -m "slow or not slow" -q -rs --durations=25
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not slow" -q
@@ -34,7 +34,7 @@ test-generic: $(STAMP)
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	NUMBA_CPU_NAME=generic BAYESJUDGE_CACHE_DIR="$$tmp/bayesjudge" NUMBA_CACHE_DIR="$$tmp/numba" \
 	PYTENSOR_FLAGS="base_compiledir=$$tmp/pytensor" \
-	$(PY) -m pytest -m "slow or not slow" -q -p no:cacheprovider --durations=10
+	$(PY) -m pytest -m "slow or not slow" -q -rs -p no:cacheprovider --durations=10
 
 # Peers timed against bayesjudge (evalica, choix, crowd-kit) live in the bench extra only.
 # run_all.py runs every benchmarks/bench_*.py and prints one table (benchmarks/TABLE.md);
