@@ -322,7 +322,7 @@ if ANCHORED:
 #   sees the humans' order more than twice as sharply) and e of spread tau = 0.163 (90%
 #   0.126 - 0.215; Claude-3 a = 0.63, GPT-3.5 0.21). A pair-independent confusion matrix
 #   reads GPT-4's sharpness on far-apart pairs as agreement and its favourites as the
-#   humans'. At n = 990 the spread is poorly known (one draw: tau 90% interval 0.01 - 0.40)
+#   humans'. At n = 990 the spread is poorly known (one draw: tau 90% interval 0.01 - 0.33)
 #   and the intervals carry that: the skills' posterior sd drops by ~25% against human
 #   votes alone, not more.
 # * One LLM verdict is worth 0.22 human votes (GPT-4), 0.09 (Claude-3), 0.02 (GPT-3.5;
