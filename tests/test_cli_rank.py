@@ -170,6 +170,10 @@ def test_bad_rank_arguments_fail_before_any_work(tmp_path, capsys, extra, expect
     ("judge,left,right,prob\nj,a,b,1.5\nj,b,a,0.6\n", "prob"),
     ("judge,left,right,outcome\nj,a,b,win\nj,b,a,left\n", "outcome"),
     ("judge,left,right\nj,a,b\n", "prob"),
+    # a crowd file's LLM-judge rows have no annotator: line named, dropping it suggested
+    ("judge,annotator,left,right,outcome\ncrowd,w1,a,b,left\ngpt-4,,b,a,left\n",
+     "column 'annotator' is empty on line(s) 3; every row needs an id. Fill in the ids, "
+     "delete those rows, or drop the column"),
 ])
 def test_bad_comparison_tables_give_one_line(tmp_path, capsys, text, expect):
     (tmp_path / "c.csv").write_text(text)

@@ -129,7 +129,8 @@ def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = ()) -> p
             shown = ", ".join(map(str, lines[:5])) + (f" ... ({len(lines)} in all)"
                                                        if len(lines) > 5 else "")
             raise UsageError(f"{where}: column {col!r} is empty on line(s) {shown}; every row "
-                             f"needs an id. Fill in the ids or delete those rows.")
+                             f"needs an id. Fill in the ids, delete those rows, or drop the "
+                             f"column if this command does not use it.")
     return df
 
 
