@@ -74,6 +74,9 @@ def test_collapsed_likelihood_equals_per_battle_numpy(small_table, discriminatio
         outs.append(pm_model["judge_item_bias"])
     if discrimination:
         outs.append(pm_model["judge_discrimination"])
+    # in terms of the value variables: compiled on the random variables themselves, the
+    # function would draw them from the prior on every call and ignore `point`
+    outs = pm_model.replace_rvs_by_values(outs)
     fn = pm_model.compile_fn(outs, inputs=pm_model.value_vars, on_unused_input="ignore",
                              point_fn=False)
     loglik, skill, tie, conf, *extra = fn(*[point[v.name] for v in pm_model.value_vars])
@@ -229,7 +232,8 @@ def _table(**changes):
 @pytest.mark.parametrize("table, reference, match", [
     (_table(), "gpt-4", r"reference='gpt-4' is not a judge.*'human', 'gpt', 'h2'"),
     (_table(left=(1, "y"), right=(1, "x")), "human", r"battle\(s\) \['b1'\] have different"),
-    (_table(judge=(1, "human")), "human", r"more than one verdict.*'b1'/'human'"),
+    (_table(judge=(1, "human")), "human",
+     r"more than one verdict.*battle/judge 'b1'/'human' \(2 verdicts\); repeats at"),
     (_table(outcome=(2, "model_b")), "human", r"outcome must be one of.*'model_b'"),
     (_table(right=(0, "x")), "human", "left equals right"),
 ])

@@ -157,15 +157,19 @@ def validate_battles(df: pd.DataFrame, reference, name: str = "comparisons") -> 
     codes = outcome_codes(df["outcome"], name)
     battle, battles = pd.factorize(df["battle"].astype(object), sort=False)
     battles = np.asarray(battles, dtype=object)
-    dup = pd.DataFrame({"b": battle, "j": df["judge"].astype(object).to_numpy()}).duplicated()
+    bj = pd.DataFrame({"b": battle, "j": df["judge"].astype(object).to_numpy()})
+    dup = bj.duplicated()
     if dup.any():
-        pairs = [f"{battles[b]!r}/{j!r}" for b, j in zip(battle[dup.to_numpy()],
-                                                         df["judge"].to_numpy()[dup.to_numpy()])]
+        counts = bj[bj.duplicated(keep=False)].groupby(["b", "j"], sort=False).size()
+        pairs = [f"{battles[b]!r}/{j!r} ({c} verdicts)" for (b, j), c in counts.items()]
+        shown = ", ".join(pairs[:5]) + (f" ... ({len(pairs)} in all)" if len(pairs) > 5 else "")
         raise DataValidationError(
             f"{name}: a judge gave more than one verdict on a battle (battle/judge "
-            f"{show_values(pairs)}) at {show_rows(df.index[dup.to_numpy()])}. A battle is one "
-            f"judged instance, so each judge gives it one verdict. Fix: give repeated "
-            f"judgments their own battle ids, or drop the repeats.")
+            f"{shown}; repeats at {show_rows(df.index[dup.to_numpy()])}). A battle is one "
+            f"judged instance, so each judge gives it one verdict; several reference votes on "
+            f"one battle (a crowd) are not modelled. Fix: give repeated judgments their own "
+            f"battle ids (the other judges' verdicts then belong to one of them), or drop "
+            f"the repeats.")
     item, items = pd.factorize(pd.concat([df["left"], df["right"]], ignore_index=True)
                                .astype(object), sort=False)
     n = len(df)
