@@ -233,7 +233,7 @@ def _table(**changes):
     (_table(), "gpt-4", r"reference='gpt-4' is not a judge.*'human', 'gpt', 'h2'"),
     (_table(left=(1, "y"), right=(1, "x")), "human", r"battle\(s\) \['b1'\] have different"),
     (_table(judge=(1, "human")), "human",
-     r"more than one verdict.*battle/judge 'b1'/'human' \(2 verdicts\); repeats at"),
+     r"more than one verdict.*battle/judge \['b1'/'human' \(2 verdicts\)\]; repeats at"),
     (_table(outcome=(2, "model_b")), "human", r"outcome must be one of.*'model_b'"),
     (_table(right=(0, "x")), "human", "left equals right"),
 ])

@@ -25,10 +25,11 @@ class DataValidationError(ValueError):
     """Raised when a user table does not follow the documented schema."""
 
 
-def show_values(values: Iterable, k: int = 5) -> str:
-    """The first ``k`` values for an error message, e.g. ``[1, 2, 3] ... (8 in all)``."""
+def show_values(values: Iterable, k: int = 5, fmt=repr) -> str:
+    """The first ``k`` values for an error message, e.g. ``[1, 2, 3] ... (8 in all)``
+    (each shown by ``fmt``: ``str`` for values that are already formatted)."""
     values = [v.item() if isinstance(v, np.generic) else v for v in values]
-    head = ", ".join(repr(v) for v in values[:k])
+    head = ", ".join(fmt(v) for v in values[:k])
     more = f" ... ({len(values)} in all)" if len(values) > k else ""
     return f"[{head}{more}]"
 

@@ -162,12 +162,12 @@ def validate_battles(df: pd.DataFrame, reference, name: str = "comparisons") -> 
     if dup.any():
         counts = bj[bj.duplicated(keep=False)].groupby(["b", "j"], sort=False).size()
         pairs = [f"{battles[b]!r}/{j!r} ({c} verdicts)" for (b, j), c in counts.items()]
-        shown = ", ".join(pairs[:5]) + (f" ... ({len(pairs)} in all)" if len(pairs) > 5 else "")
+        repeats = show_rows(df.index[dup.to_numpy()])
         raise DataValidationError(
             f"{name}: a judge gave more than one verdict on a battle (battle/judge "
-            f"{shown}; repeats at {show_rows(df.index[dup.to_numpy()])}). A battle is one "
-            f"judged instance, so each judge gives it one verdict; several reference votes on "
-            f"one battle (a crowd) are not modelled. Fix: give repeated judgments their own "
+            f"{show_values(pairs, fmt=str)}; repeats at {repeats}). A battle is one judged "
+            f"instance, so each judge gives it one verdict; several reference votes on one "
+            f"battle (a crowd) are not modelled. Fix: give repeated judgments their own "
             f"battle ids (the other judges' verdicts then belong to one of them), or drop "
             f"the repeats.")
     item, items = pd.factorize(pd.concat([df["left"], df["right"]], ignore_index=True)
