@@ -26,17 +26,17 @@ def _davidson_probs(d, t):
 
 
 def _per_battle_loglik(table, reference, skill, tie, conf, items, judges, bias=None):
-    """Hand-written: one battle at a time, sum over the reference outcome when unseen."""
+    """Hand-written, one battle at a time: the reference's votes r_1..r_m are independent
+    Davidson outcomes, the judges' verdicts channels of one of them chosen uniformly
+    (the reference outcome summed over when it did not vote)."""
     total = 0.0
     for _, rows in table.groupby("battle", sort=False):
         i, j = items.index(rows["left"].iloc[0]), items.index(rows["right"].iloc[0])
         p = _davidson_probs(skill[i] - skill[j], tie)
-        ref = rows[rows["judge"] == reference]
-        like = np.zeros(3)
-        for r in range(3):
-            if len(ref) and OUT[ref["outcome"].iloc[0]] != r:
-                continue
-            term = p[r]
+        votes = [OUT[o] for o in rows.loc[rows["judge"] == reference, "outcome"]]
+
+        def channel(r):  # prod_k P(judge k's verdict | reference outcome r)
+            term = 1.0
             for _, row in rows[rows["judge"] != reference].iterrows():
                 k = judges.index(row["judge"])
                 c = conf[k, r]
@@ -45,8 +45,13 @@ def _per_battle_loglik(table, reference, skill, tie, conf, items, judges, bias=N
                     c = c * np.exp(b * np.array([0.5, 0.0, -0.5]))
                     c = c / c.sum()
                 term *= c[OUT[row["outcome"]]]
-            like[r] = term
-        total += np.log(like.sum())
+            return term
+
+        if votes:
+            total += sum(np.log(p[r]) for r in votes)
+            total += np.log(np.mean([channel(r) for r in votes]))
+        else:
+            total += np.log(sum(p[r] * channel(r) for r in range(3)))
     return total
 
 
@@ -59,13 +64,34 @@ def small_table():
         drop=True)
 
 
-@pytest.mark.parametrize("discrimination,item_bias", [(False, False), (False, True),
-                                                      (True, True)])
-def test_collapsed_likelihood_equals_per_battle_numpy(small_table, discrimination, item_bias):
+def _with_crowd(table, seed=3):
+    """The reference votes again on a third of the battles (1-3 more votes each, some on
+    battles it had not judged): a crowd."""
+    rng = np.random.default_rng(seed)
+    first = table.drop_duplicates("battle")
+    again = first[rng.random(len(first)) < 1 / 3]
+    extra = again.loc[again.index.repeat(rng.integers(1, 4, len(again)))].assign(
+        judge="human", outcome=lambda d: rng.choice(["left", "tie", "right"], len(d)))
+    return pd.concat([table, extra], ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def crowd_table(small_table):
+    return _with_crowd(small_table)
+
+
+@pytest.mark.parametrize("discrimination,item_bias,crowd", [
+    (False, False, False), (False, True, False), (True, True, False),
+    (False, False, True), (True, True, True)])
+def test_collapsed_likelihood_equals_per_battle_numpy(small_table, crowd_table, discrimination,
+                                                      item_bias, crowd):
+    table = crowd_table if crowd else small_table
     model = bj.AnchoredBT(random_seed=0, discrimination=discrimination, item_bias=item_bias)
-    fd = model._prepare(small_table)
-    assert fd.data["cell_count"].sum() == small_table["battle"].nunique()
-    assert len(fd.data["cell_count"]) < small_table["battle"].nunique()  # it collapses
+    fd = model._prepare(table)
+    assert fd.data["cell_count"].sum() == table["battle"].nunique()
+    assert len(fd.data["cell_count"]) < table["battle"].nunique()  # it collapses
+    votes = table[table["judge"] == "human"].groupby("battle").size()
+    assert (votes.max() > 1) == crowd
     pm_model = model._build(fd)
     rng = np.random.default_rng(2)
     point = {k: rng.normal(0, 0.7, np.shape(v)) for k, v in pm_model.initial_point().items()}
@@ -87,7 +113,7 @@ def test_collapsed_likelihood_equals_per_battle_numpy(small_table, discriminatio
         assert np.abs(e).max() > 0.05  # the spread times the offsets: not all zero
         shift = e + (extra[1][:, None] * skill[None, :] if discrimination else 0.0)
     state = model._state_
-    expected = _per_battle_loglik(small_table, "human", skill, tie, conf, state["items"],
+    expected = _per_battle_loglik(table, "human", skill, tie, conf, state["items"],
                                   state["judges"], shift)
     assert loglik == pytest.approx(expected, rel=1e-10)
     # the numpy pointwise log-likelihood (the LOO units) sums to the same
@@ -117,8 +143,11 @@ def _davidson_mle(table):
     return items, np.append(res.x[:n - 1], -res.x[:n - 1].sum()), res.x[-1]
 
 
-def test_flat_map_on_reference_only_equals_davidson_mle(small_table):
-    ref_only = small_table[small_table["judge"] == "human"].reset_index(drop=True)
+@pytest.mark.parametrize("crowd", [False, True])
+def test_flat_map_on_reference_only_equals_davidson_mle(small_table, crowd_table, crowd):
+    # a crowd's several votes on a battle are independent Davidson outcomes given d
+    table = crowd_table if crowd else small_table
+    ref_only = table[table["judge"] == "human"].reset_index(drop=True)
     items, skill, tie = _davidson_mle(ref_only)
     model = bj.AnchoredBT(priors="flat", random_seed=0).fit(ref_only)
     fitted = dict(zip(model._state_["items"], model.map_["skill"]))
@@ -126,6 +155,29 @@ def test_flat_map_on_reference_only_equals_davidson_mle(small_table):
     assert float(model.map_["tie_logit"]) == pytest.approx(tie, abs=1e-4)
     # no other judges: no confusion matrix, an empty judges table
     assert "confusion" not in model.map_ and model.judges().empty
+
+
+def test_crowd_cells_do_not_depend_on_row_order_and_agreement_is_the_vote_share(crowd_table):
+    model = bj.AnchoredBT(random_seed=0).fit(crowd_table)
+    shuffled = crowd_table.sample(frac=1.0, random_state=4).reset_index(drop=True)
+    again = bj.AnchoredBT(random_seed=0).fit(shuffled)
+    a = model.ranking().set_index("item")["skill"]
+    np.testing.assert_allclose(again.ranking().set_index("item")["skill"].loc[a.index], a,
+                               atol=1e-6)
+    st = model._state_
+    assert st["n_reference_votes"] == int((crowd_table["judge"] == "human").sum())
+    # a judge's agreement: the share of the reference's votes on its verdict, by hand
+    k = st["judges"].index("judge-good")
+    votes = crowd_table[crowd_table["judge"] == "human"]
+    share = pd.crosstab(votes["battle"], votes["outcome"], normalize="index")
+    verdict = crowd_table[crowd_table["judge"] == "judge-good"].set_index("battle")["outcome"]
+    verdict = verdict[verdict.index.isin(share.index)]
+    by_hand = sum(share.loc[b].get(v, 0.0) for b, v in verdict.items())
+    assert st["judge_agreement"][k] == pytest.approx(by_hand, rel=1e-12)
+    assert st["judge_with_reference"][k] == len(verdict)
+    # the check's reference outcome on a crowd battle is one of its votes, uniformly
+    check = model.agreement_check()
+    assert len(check) == 3 and check["expected"].between(0, 1).all()
 
 
 def test_predict_is_bayes_rule_through_the_confusion_matrices(small_table):
@@ -232,8 +284,9 @@ def _table(**changes):
 @pytest.mark.parametrize("table, reference, match", [
     (_table(), "gpt-4", r"reference='gpt-4' is not a judge.*'human', 'gpt', 'h2'"),
     (_table(left=(1, "y"), right=(1, "x")), "human", r"battle\(s\) \['b1'\] have different"),
-    (_table(judge=(1, "human")), "human",
-     r"more than one verdict.*battle/judge \['b1'/'human' \(2 verdicts\)\]; repeats at"),
+    (_table(judge=(0, "gpt")), "h2",
+     r"other than the reference gave more than one verdict.*battle/judge "
+     r"\['b1'/'gpt' \(2 verdicts\)\]; repeats at"),
     (_table(outcome=(2, "model_b")), "human", r"outcome must be one of.*'model_b'"),
     (_table(right=(0, "x")), "human", "left equals right"),
 ])
@@ -342,3 +395,38 @@ def test_battles_table_columns_counts_and_polars(small_table):
     b = bj.AnchoredBT(random_seed=0).fit(pl.from_pandas(small_table))
     np.testing.assert_allclose(a.map_["skill"], b.map_["skill"], atol=1e-12)
     pd.testing.assert_frame_equal(a.predict(small_table), a.predict(pl.from_pandas(small_table)))
+
+
+def test_llmfao_crowd_reference_with_llm_judges(tmp_path):
+    """LLMFAO as shipped: 1-5 crowd votes per battle (the reference) and two LLM judges on
+    every battle; and through the CLI with the battle id under its own name (`item`)."""
+    from bayesjudge.cli import main
+
+    table = bj.datasets.llmfao(context="none")
+    crowd = table[table["judge"] == "crowd"]
+    assert crowd.groupby("item").size().max() == 5
+    model = bj.AnchoredBT("crowd", random_seed=0).fit(
+        table.rename(columns={"item": "battle"})[["battle", "judge", "left", "right", "outcome"]])
+    ranking = model.ranking()
+    # every model once, ids as written (11 are judged by the LLMs only), no NaN
+    assert sorted(ranking["item"]) == sorted(set(table["left"]) | set(table["right"]))
+    assert len(ranking) == 70 and not ranking.isna().any().any()
+    st = model._state_
+    assert st["n_reference"] == 2139 and st["n_reference_votes"] == len(crowd) == 8931
+    # agreement: the mean share of a battle's crowd votes on the judge's verdict, by hand
+    share = pd.crosstab(crowd["item"], crowd["outcome"], normalize="index")
+    gpt4 = table[table["judge"] == "gpt-4"].set_index("item")["outcome"]
+    gpt4 = gpt4[gpt4.index.isin(share.index)]
+    by_hand = np.mean([share.loc[b].get(v, 0.0) for b, v in gpt4.items()])
+    judges = model.judges().groupby("judge")["agreement"].first()
+    assert judges["gpt-4"] == pytest.approx(by_hand, rel=1e-12)
+    # the crowd's order: the LLM judges move it little (skills' rank correlation)
+    alone = bj.DavidsonBT().fit(crowd[["judge", "left", "right", "outcome"]]).ranking()
+    both = ranking.set_index("item").loc[alone["item"], "skill"]
+    assert np.corrcoef(both.rank(), alone["skill"].rank())[0, 1] > 0.95
+    cols = ["item", "judge", "left", "right", "outcome"]
+    table[cols].to_csv(tmp_path / "llmfao.csv", index=False)
+    assert main(["rank", str(tmp_path / "llmfao.csv"), "--model", "anchored", "--reference",
+                 "crowd", "--columns", "item=battle", "--out", str(tmp_path / "r.csv")]) == 0
+    cli = pd.read_csv(tmp_path / "r.csv", dtype={"item": str}).set_index("item")
+    np.testing.assert_allclose(cli.loc[ranking["item"], "skill"], ranking["skill"], atol=1e-6)

@@ -74,3 +74,33 @@ def test_study_scores_every_method_against_the_truth():
 def test_unknown_models_are_named():
     with pytest.raises(DataValidationError, match="m9"):
         rank_set_study(_arena(), {"f": _fixed_method}, models=[*MODELS, "m9"], judges=["llm"])
+
+
+def test_crowd_study_keeps_a_share_of_the_crowds_battles_and_the_judges_everywhere():
+    from bayesjudge.experiments.anchored_ranking import crowd_rank_set_study
+    from bayesjudge.models.anchored.model import simulate_battles
+
+    table, _ = simulate_battles(np.linspace(-1, 1, 6), 300, random_seed=2, reference_share=0.5,
+                                crowd=3)
+    seen = []
+
+    def spy(draw_table, reference, alpha):
+        seen.append(draw_table)
+        items = [f"m{i}" for i in range(6)]
+        return pd.DataFrame({"item": items, "rank_lower": 1, "rank_upper": 6})
+
+    n_crowd = table.loc[table["judge"] == "human", "battle"].nunique()
+    for one_vote in (False, True):
+        seen.clear()
+        st = crowd_rank_set_study(table, {"spy": spy}, reference="human",
+                                  judges=["judge-good"], share=0.4, one_vote=one_vote,
+                                  n_draws=2, random_seed=1)
+        assert (st.draws["coverage"] == 1.0).all() and (st.draws["mean_size"] == 6).all()
+        for t in seen:
+            votes = t[t["judge"] == "human"].groupby("battle").size()
+            assert len(votes) == int(0.4 * n_crowd)
+            assert set(votes) == ({1} if one_vote else {3})
+            assert set(t["judge"]) == {"human", "judge-good"}
+            assert (t["judge"] == "judge-good").sum() == 300  # the judge on every battle
+        assert not seen[0].equals(seen[1])  # each draw its own battles
+    assert sorted(st.truth.index) == [f"m{i}" for i in range(6)]

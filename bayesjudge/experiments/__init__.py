@@ -20,6 +20,7 @@ Every study runs its tasks through :func:`~bayesjudge.experiments.runner.run_tas
 
 from bayesjudge.experiments.anchored_ranking import (
     RankSetStudy,
+    crowd_rank_set_study,
     davidson_rank_sets,
     ppr_rank_sets,
     rank_set_study,
@@ -62,6 +63,7 @@ __all__ = [
     "SplitProtocolResult",
     "TopClusterResult",
     "calibration_splits",
+    "crowd_rank_set_study",
     "davidson_rank_sets",
     "distribution_shift_study",
     "jury_simulation_study",

@@ -54,6 +54,7 @@ __all__ = [
     "RankSetStudy",
     "anchored_rank_sets",
     "balanced_design",
+    "crowd_rank_set_study",
     "davidson_rank_sets",
     "ppr_rank_sets",
     "rank_set_study",
@@ -240,6 +241,11 @@ def _task(task, *, pool, models, per_pair, reference, judges, methods, alpha, tr
     rng = np.random.default_rng(seed)
     design, labelled = balanced_design(pool, models, per_pair, n, rng)
     table = _draw_table(pool, design, labelled, reference, judges)
+    return _score(table, methods, reference, alpha, models, truth, len(labelled), draw, seed)
+
+
+def _score(table, methods, reference, alpha, models, truth, n, draw, seed):
+    """Every method's sets on one draw's table, scored against the truth."""
     rows, sets = [], []
     results = []
     for name, method in methods.items():
@@ -253,11 +259,11 @@ def _task(task, *, pool, models, per_pair, reference, judges, methods, alpha, tr
         res = res.set_index("item").loc[list(models)]
         true = truth.loc[list(models)].to_numpy()
         cov = (res["rank_lower"].to_numpy() <= true) & (true <= res["rank_upper"].to_numpy())
-        rows.append({"n": len(labelled), "draw": draw, "seed": seed, "method": name,
+        rows.append({"n": n, "draw": draw, "seed": seed, "method": name,
                      "coverage": cov.mean(), "all_covered": bool(cov.all()),
                      "mean_size": float((res["rank_upper"] - res["rank_lower"] + 1).mean()),
                      "seconds": secs})
-        sets.append(pd.DataFrame({"n": len(labelled), "draw": draw, "method": name,
+        sets.append(pd.DataFrame({"n": n, "draw": draw, "method": name,
                                   "item": list(models),
                                   "rank_lower": res["rank_lower"].to_numpy(),
                                   "rank_upper": res["rank_upper"].to_numpy(),
@@ -326,4 +332,64 @@ def rank_set_study(
                     reference=reference, per_pair=per_pair, alpha=float(alpha),
                     random_seed=random_seed, pairs=len(list(combinations(models, 2))),
                     pool_battles=len(pool))
+    return RankSetStudy(draws=draws, sets=sets, truth=truth, settings=settings)
+
+
+def _crowd_task(task, *, table, battles, share, one_vote, reference, methods, alpha, models,
+                truth):
+    draw, seed = task
+    rng = np.random.default_rng(seed)
+    keep = rng.choice(battles, size=max(1, int(share * len(battles))), replace=False)
+    is_ref = table["judge"] == reference
+    votes = table[is_ref & table["battle"].isin(keep)]
+    if one_vote:  # a uniformly chosen vote of each kept battle
+        votes = votes.iloc[rng.permutation(len(votes))].drop_duplicates("battle")
+    draw_table = pd.concat([table[~is_ref], votes], ignore_index=True)
+    return _score(draw_table, methods, reference, alpha, models, truth, len(votes), draw, seed)
+
+
+def crowd_rank_set_study(
+    comparisons: pd.DataFrame,
+    methods: Mapping[str, Method],
+    *,
+    reference: str = "crowd",
+    judges: Sequence[str] = ("gpt-4",),
+    share: float = 0.3,
+    one_vote: bool = False,
+    n_draws: int = 12,
+    alpha: float = 0.1,
+    random_seed: Seed = 0,
+    executor: Executor = None,
+    progressbar: bool = False,
+) -> RankSetStudy:
+    """Rank sets from a crowd's votes on a share of the battles and LLM verdicts on all.
+
+    The protocol of the AnchoredBT card's crowd section (LLMFAO): the items are those
+    the reference (a crowd, several votes per battle) voted on, and the battles among
+    them with ``judges``' verdicts form the table; per draw a random ``share`` of the
+    crowd's battles keeps its votes (all of them, or with ``one_vote`` one chosen
+    uniformly), the judges' verdicts are kept on every battle; truth is the
+    :class:`~bayesjudge.DavidsonBT` MAP ranking from all the crowd's votes. Methods and
+    scores as in :func:`rank_set_study`; ``n`` is the number of reference votes kept.
+    """
+    n_draws = check_positive_int(n_draws, "n_draws")
+    if not 0.0 < float(share) <= 1.0:
+        raise ValueError(f"share must be in (0, 1]; got {share!r}.")
+    require_frame(comparisons, "comparisons", ["battle", "judge", "left", "right", "outcome"])
+    votes = comparisons[comparisons["judge"] == reference]
+    models = list(pd.unique(votes[["left", "right"]].to_numpy().ravel()))
+    table = comparisons[comparisons["left"].isin(models) & comparisons["right"].isin(models)
+                        & comparisons["judge"].isin([reference, *judges])]
+    truth = reference_ranking(comparisons, models, reference)
+    seeds = task_seeds(random_seed, n_draws)
+    out = run_tasks(_crowd_task, list(zip(range(n_draws), seeds)), shared=dict(
+        table=table[["battle", "judge", "left", "right", "outcome"]],
+        battles=pd.unique(votes["battle"]), share=float(share), one_vote=bool(one_vote),
+        reference=reference, methods=dict(methods), alpha=float(alpha), models=models,
+        truth=truth), executor=executor, progressbar=progressbar, desc="crowd draws")
+    draws = pd.DataFrame([r for rows, _ in out for r in rows])
+    sets = pd.concat([s for _, s in out], ignore_index=True)
+    settings = dict(n_draws=n_draws, models=models, judges=list(judges), reference=reference,
+                    share=float(share), one_vote=bool(one_vote), alpha=float(alpha),
+                    random_seed=random_seed)
     return RankSetStudy(draws=draws, sets=sets, truth=truth, settings=settings)

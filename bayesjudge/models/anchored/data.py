@@ -1,11 +1,12 @@
 """Battles judged by a reference and by other judges: validation and the collapse to cells.
 
 A *battle* is one judged instance (the same two responses to the same prompt); every
-judge gives it at most one verdict in {left, tie, right}. The likelihood of
+other judge gives it at most one verdict in {left, tie, right}, the reference any number
+of votes (none, one -- an Arena voter -- or several: a crowd). The likelihood of
 :class:`~bayesjudge.models.anchored.model.AnchoredBT` depends on a battle only through
-its ordered pair (left, right), the reference's label (or none) and the other judges'
-verdict pattern (a verdict or missing, per judge), so battles sharing all of these are
-one *cell* with a count.
+its ordered pair (left, right), the reference's vote counts (n_left, n_tie, n_right)
+and the other judges' verdict pattern (a verdict or missing, per judge), so battles
+sharing all of these are one *cell* with a count.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from bayesjudge.data import (
 )
 from bayesjudge.data.arena import comparisons_table
 from bayesjudge.data.counts import COUNT, warn_unused_columns
+from bayesjudge.models.anchored.likelihood import TINY
 
 COLUMNS = ("battle", "judge", "left", "right", "outcome")
 #: Code of "no verdict" (the reference did not judge the battle, or judge k did not).
@@ -43,8 +45,8 @@ class Battles:
         Battle ids, in first-appearance order.
     left, right : numpy.ndarray of int
         Item codes per battle.
-    ref : numpy.ndarray of int
-        The reference's outcome per battle (0 left, 1 tie, 2 right, 3 none).
+    ref_counts : numpy.ndarray of int, shape (battles, 3)
+        The reference's votes per battle: how many said left, tie, right.
     verdicts : numpy.ndarray of int, shape (battles, judges)
         Each other judge's verdict (3: the judge did not judge the battle).
     """
@@ -55,32 +57,47 @@ class Battles:
     battles: np.ndarray
     left: np.ndarray
     right: np.ndarray
-    ref: np.ndarray
+    ref_counts: np.ndarray
     verdicts: np.ndarray
 
     def cells(self) -> "Cells":
-        """Collapse the battles to (left, right, reference label, verdict pattern) cells."""
-        key = np.column_stack([self.left, self.right, self.ref, self.verdicts])
+        """Collapse the battles to (left, right, reference votes, verdict pattern) cells."""
+        key = np.column_stack([self.left, self.right, self.ref_counts, self.verdicts])
         uniq, inverse, count = np.unique(key, axis=0, return_inverse=True, return_counts=True)
-        return Cells(left=uniq[:, 0], right=uniq[:, 1], ref=uniq[:, 2], verdicts=uniq[:, 3:],
-                     count=count.astype(float), battle_cell=inverse.reshape(-1))
+        return Cells(left=uniq[:, 0], right=uniq[:, 1], ref_counts=uniq[:, 2:5],
+                     verdicts=uniq[:, 5:], count=count.astype(float),
+                     battle_cell=inverse.reshape(-1))
 
 
 @dataclass
 class Cells:
-    """Sufficient statistics: distinct (left, right, ref, verdicts) rows and their counts."""
+    """Sufficient statistics: distinct (left, right, reference votes, verdicts) rows and
+    their counts."""
 
     left: np.ndarray
     right: np.ndarray
-    ref: np.ndarray
+    ref_counts: np.ndarray
     verdicts: np.ndarray
     count: np.ndarray
     battle_cell: np.ndarray
 
+    @property
+    def ref_share(self) -> np.ndarray:
+        """(cells, 3): the share of the cell's reference votes on each outcome (0 if none)."""
+        total = self.ref_counts.sum(axis=1, keepdims=True)
+        return self.ref_counts / np.maximum(total, 1)
+
+    @property
+    def ref_known(self) -> np.ndarray:
+        """(cells,) bool: the reference voted on the cell's battles."""
+        return self.ref_counts.sum(axis=1) > 0
+
     def graph_data(self, n_judges: int) -> dict[str, np.ndarray]:
         """Values of the ``pm.Data`` containers.
 
-        ``ref_onehot`` is one-hot on the reference's label (zeros for none),
+        ``ref_counts`` are the reference's votes (one-hot for a single vote, zeros for
+        none), ``ref_log_share`` the log of their shares (the judges' channel mixes
+        over them; :func:`~bayesjudge.models.anchored.likelihood.cell_loglik_pt`),
         ``verdict_onehot`` one-hot per judge (judge-major, 3 columns each; zeros when
         the judge gave no verdict), so the judges' log-confusion terms are one matrix
         product. For the judges' own shifts: ``pair_left``/``pair_right`` (the distinct
@@ -89,9 +106,6 @@ class Cells:
         verdict: 1/2, 0, -1/2; 0 where none).
         """
         n = len(self.count)
-        ref_onehot = np.zeros((n, 3))
-        known = self.ref < MISSING
-        ref_onehot[np.flatnonzero(known), self.ref[known]] = 1.0
         verdict_onehot = np.zeros((n, 3 * n_judges))
         for k in range(n_judges):
             v = self.verdicts[:, k]
@@ -104,7 +118,9 @@ class Cells:
         seen = (self.verdicts < MISSING).astype(float)
         sign = np.where(self.verdicts == 0, 1.0, np.where(self.verdicts == 2, -1.0, 0.0))
         return {"cell_left": self.left.astype(np.int64), "cell_right": self.right.astype(np.int64),
-                "ref_onehot": ref_onehot, "ref_known": known.astype(float),
+                "ref_counts": self.ref_counts.astype(float),
+                "ref_log_share": np.log(np.maximum(self.ref_share, TINY)),
+                "ref_known": self.ref_known.astype(float),
                 "verdict_onehot": verdict_onehot, "cell_count": self.count,
                 "pair_left": pairs[:, 0].astype(np.int64),
                 "pair_right": pairs[:, 1].astype(np.int64),
@@ -137,7 +153,8 @@ def validate_battles(df: pd.DataFrame, reference, name: str = "comparisons") -> 
     DataValidationError
         A missing column or value, an outcome outside {left, tie, right}, an unknown
         reference judge, a battle whose left/right differ between its rows, a battle
-        comparing an item with itself, or a judge with two verdicts on one battle.
+        comparing an item with itself, or a judge other than the reference with two
+        verdicts on one battle (the reference may vote several times: a crowd).
     """
     # polars / pyarrow, Arena column names, no judge column: the long table
     df = require_frame(comparisons_table(df), name, COLUMNS)
@@ -157,19 +174,23 @@ def validate_battles(df: pd.DataFrame, reference, name: str = "comparisons") -> 
     codes = outcome_codes(df["outcome"], name)
     battle, battles = pd.factorize(df["battle"].astype(object), sort=False)
     battles = np.asarray(battles, dtype=object)
-    bj = pd.DataFrame({"b": battle, "j": df["judge"].astype(object).to_numpy()})
-    dup = bj.duplicated()
+    # compare the distinct ids, not the rows (a Python loop over 100,000 rows costs 0.5 s)
+    jcode, jids = pd.factorize(df["judge"].astype(object), sort=False)
+    ref_code = [c for c, j in enumerate(jids) if _same_id(j, reference)][0]
+    is_ref = jcode == ref_code
+    bj = pd.DataFrame({"b": battle, "j": jcode})
+    dup = bj.duplicated().to_numpy() & ~is_ref  # the reference may vote several times (a crowd)
     if dup.any():
-        counts = bj[bj.duplicated(keep=False)].groupby(["b", "j"], sort=False).size()
-        pairs = [f"{battles[b]!r}/{j!r} ({c} verdicts)" for (b, j), c in counts.items()]
-        repeats = show_rows(df.index[dup.to_numpy()])
+        other = bj[~is_ref]
+        counts = other[other.duplicated(keep=False)].groupby(["b", "j"], sort=False).size()
+        pairs = [f"{battles[b]!r}/{jids[j]!r} ({c} verdicts)" for (b, j), c in counts.items()]
+        repeats = show_rows(df.index[dup])
         raise DataValidationError(
-            f"{name}: a judge gave more than one verdict on a battle (battle/judge "
-            f"{show_values(pairs, fmt=str)}; repeats at {repeats}). A battle is one judged "
-            f"instance, so each judge gives it one verdict; several reference votes on one "
-            f"battle (a crowd) are not modelled. Fix: give repeated judgments their own "
-            f"battle ids (the other judges' verdicts then belong to one of them), or drop "
-            f"the repeats.")
+            f"{name}: a judge other than the reference gave more than one verdict on a "
+            f"battle (battle/judge {show_values(pairs, fmt=str)}; repeats at {repeats}). A "
+            f"battle is one judged instance: the reference ({reference!r}) may vote on it "
+            f"several times (a crowd), every other judge once. Fix: give repeated "
+            f"judgments their own battle ids, or drop the repeats.")
     item, items = pd.factorize(pd.concat([df["left"], df["right"]], ignore_index=True)
                                .astype(object), sort=False)
     n = len(df)
@@ -190,19 +211,16 @@ def validate_battles(df: pd.DataFrame, reference, name: str = "comparisons") -> 
             f"left/right items in different judges' rows (at {show_rows(df.index[bad])}). A "
             f"battle's two responses are in one order for every judge. Fix: swap the "
             f"verdict (left <-> right) of the rows written in the other order.")
-    # compare the distinct ids, not the rows (a Python loop over 100,000 rows costs 0.5 s)
-    jcode, jids = pd.factorize(df["judge"].astype(object), sort=False)
-    ref_code = [c for c, j in enumerate(jids) if _same_id(j, reference)][0]
-    is_ref = jcode == ref_code
     others = [j for c, j in enumerate(jids) if c != ref_code]
     remap = np.array([-1 if c == ref_code else c - (c > ref_code) for c in range(len(jids))])
     judge_code = remap[jcode]
-    ref = np.full(n_b, MISSING)
-    ref[battle[is_ref]] = codes[is_ref]
+    ref_counts = np.zeros((n_b, 3), dtype=np.int64)
+    np.add.at(ref_counts, (battle[is_ref], codes[is_ref]), 1)
     verdicts = np.full((n_b, len(others)), MISSING)
     verdicts[battle[~is_ref], judge_code[~is_ref]] = codes[~is_ref]
     return Battles(items=np.asarray(items, dtype=object), judges=np.asarray(others, dtype=object),
-                   reference=reference, battles=battles, left=left, right=right, ref=ref,
+                   reference=reference, battles=battles, left=left, right=right,
+                   ref_counts=ref_counts,
                    verdicts=verdicts)
 
 

@@ -1,15 +1,20 @@
 """The anchored Davidson / Dawid-Skene likelihood of a cell, in pytensor and in numpy.
 
-For a cell of battles (left i, right j) with reference label r_obs (or none) and the
-other judges' verdicts v_k (or missing):
+For a cell of battles (left i, right j) with the reference's votes n = (n_left, n_tie,
+n_right), m = sum(n) of them (none, one, or a crowd's several), and the other judges'
+verdicts v_k (or missing):
 
     log P(r | d)      = (d/2, nu', -d/2)[r] - log(e^{d/2} + e^{-d/2} + e^{nu'}),
                         d = s_i - s_j (+ b), nu' = tie_logit = log nu   (Davidson 1970)
-    M_r               = log P(r | d) + sum_{k judged} log C_k[r, v_k]
-    log-lik(cell)     = M_{r_obs}                 (the reference judged the battles)
-                      = log sum_r exp(M_r)        (it did not: r summed out)
+    J_r               = sum_{k judged} log C_k[r, v_k]
+    log-lik(cell)     = log sum_r exp(log P(r | d) + J_r)                 (m = 0: r summed out)
+                      = sum_v n_v log P(v | d) + log sum_r (n_r / m) exp(J_r)   (m >= 1)
 
-times the cell's count.
+times the cell's count. With one vote r_obs the second line is log P(r_obs | d) +
+J_{r_obs}. With several, the votes are independent Davidson outcomes given d and the
+judges' verdicts are channels of one of them, which one unknown (uniform): P(votes,
+verdicts | d) = prod_m P(r_m | d) (1/m) sum_m prod_k C_k[r_m, v_k]. A judge's verdict
+then follows the battle's reference-vote shares through its confusion matrix.
 """
 
 from __future__ import annotations
@@ -61,7 +66,8 @@ def cell_loglik_pt(diff, tie_logit, log_conf, data, bias=None):
     """
     t = pt.ones_like(diff) * tie_logit
     logits = pt.stack([0.5 * diff, t, -0.5 * diff], axis=1)
-    lp = logits - pt.logsumexp(logits, axis=1, keepdims=True)
+    ref_lp = logits - pt.logsumexp(logits, axis=1, keepdims=True)
+    lp = ref_lp
     if log_conf is not None:
         # W[(k, v), r] = log C_k[r, v]: the verdict pattern's terms in one product
         weight = log_conf.transpose(0, 2, 1).reshape((-1, 3))
@@ -72,9 +78,10 @@ def cell_loglik_pt(diff, tie_logit, log_conf, data, bias=None):
         lp = lp + pt.sum(data["verdict_shift"] * cell_bias, axis=1)[:, None]
         lp = lp - pt.sum(data["verdict_seen"][:, :, None] * norm[data["cell_pair"]], axis=1)
     known = data["ref_known"]
-    picked = pt.sum(lp * data["ref_onehot"], axis=1)
-    summed = pt.logsumexp(lp, axis=1)
-    return known * picked + (1.0 - known) * summed
+    # lp - ref_lp = J_r; with votes the channel mixes over their shares (module docstring)
+    mix = known[:, None] * (data["ref_log_share"] - ref_lp)
+    voted = pt.sum(data["ref_counts"] * ref_lp, axis=1)
+    return voted + pt.logsumexp(lp + mix, axis=1)
 
 
 def ref_log_probs(diff: np.ndarray, tie_logit) -> np.ndarray:
@@ -125,9 +132,11 @@ def judge_confusion(draws: dict, k: int, left, right) -> np.ndarray:
 
 def cell_loglik_np(draws: dict, data: dict) -> np.ndarray:
     """Per-cell log-likelihood times the counts, per draw: (draws, cells)."""
-    lp = joint_log_terms(draws, data["cell_left"], data["cell_right"], data["verdict_onehot"])
-    m = lp.max(axis=-1, keepdims=True)
-    summed = (m + np.log(np.exp(lp - m).sum(axis=-1, keepdims=True)))[..., 0]
-    picked = (lp * data["ref_onehot"]).sum(-1)
-    known = data["ref_known"]
-    return data["cell_count"] * np.where(known > 0, picked, summed)
+    left, right = data["cell_left"], data["cell_right"]
+    ref_lp = joint_log_terms(draws, left, right, np.zeros((len(left), 0)))
+    lp = joint_log_terms(draws, left, right, data["verdict_onehot"])
+    known = data["ref_known"] > 0
+    z = np.where(known[:, None], lp - ref_lp + data["ref_log_share"], lp)
+    m = z.max(axis=-1, keepdims=True)
+    mixed = (m + np.log(np.exp(z - m).sum(axis=-1, keepdims=True)))[..., 0]
+    return data["cell_count"] * ((data["ref_counts"] * ref_lp).sum(-1) + mixed)

@@ -49,9 +49,14 @@ class AnchoredBT(AnchoredReports, BayesianModel):
     :meth:`agreement_check` tests it on the data). A battle the reference judged
     contributes P(r_b | d) prod_k C_k[r_b, v_bk]; any other battle
     sum_r P(r | d) prod_k C_k[r, v_bk]. The confusion rows carry each judge's position
-    bias (a judge that says "left" too often has a large left column). Battles are
-    collapsed to cells (ordered pair x reference label or none x verdict pattern)
-    with counts.
+    bias (a judge that says "left" too often has a large left column).
+
+    The reference may vote on a battle several times (a crowd): its m votes are
+    independent Davidson outcomes given d, and the judges' verdicts are channels of
+    one of them, which one unknown (uniform):
+    prod_r P(r | d)^{n_r} sum_r (n_r / m) prod_k C_k[r, v_bk], n_r the battle's votes on
+    r (one vote: the line above). Battles are collapsed to cells (ordered pair x the
+    reference's vote counts x verdict pattern) with counts.
 
     Parameters
     ----------
@@ -172,9 +177,9 @@ class AnchoredBT(AnchoredReports, BayesianModel):
             data=data, coords=coords,
             observed={"battles": (("cell",), cells.count)},
             observation={"outcome_space": (
-                "the reference's outcome and the other judges' verdicts in {left, tie, "
-                "right} of each battle, battles pooled in cells (pair x reference label x "
-                "verdict pattern); one unit = one cell")},
+                "the reference's votes and the other judges' verdicts in {left, tie, "
+                "right} of each battle, battles pooled in cells (pair x reference vote "
+                "counts x verdict pattern); one unit = one cell")},
             shape_key=(len(battles.items), n_j),
             extra={"cells": cells},
         )
@@ -285,21 +290,29 @@ def state_of(battles: Battles, cells: Cells) -> dict[str, Any]:
     ids = [x.item() if isinstance(x, np.generic) else x for x in battles.items]
     judges = [x.item() if isinstance(x, np.generic) else x for x in battles.judges]
     seen = battles.verdicts < 3
-    with_ref = seen & (battles.ref < 3)[:, None]
-    agree = with_ref & (battles.verdicts == battles.ref[:, None])
+    votes = battles.ref_counts.sum(axis=1)
+    with_ref = seen & (votes > 0)[:, None]
+    # agreement with the reference: the share of its votes on the judge's verdict
+    share = battles.ref_counts / np.maximum(votes, 1)[:, None]
+    agree = np.where(seen, np.take_along_axis(share, np.minimum(battles.verdicts, 2), axis=1), 0.0)
     return {"items": ids, "judges": judges,
-            "n_battles": int(len(battles.battles)), "n_reference": int((battles.ref < 3).sum()),
+            "n_battles": int(len(battles.battles)), "n_reference": int((votes > 0).sum()),
+            "n_reference_votes": int(votes.sum()),
             "judge_battles": seen.sum(0).tolist(), "judge_with_reference": with_ref.sum(0).tolist(),
             "judge_agreement": agree.sum(0).tolist(),
             "cells": {"left": cells.left.tolist(), "right": cells.right.tolist(),
-                      "ref": cells.ref.tolist(), "verdicts": cells.verdicts.tolist(),
+                      "ref_counts": cells.ref_counts.tolist(), "verdicts": cells.verdicts.tolist(),
                       "count": cells.count.tolist()}}
 
 
 def simulate_battles(skill, n_battles: int, *, random_seed: int = 0, reference_share=0.4,
                      tie_logit: float = -0.5, confusion: dict | None = None,
-                     shift: dict | None = None):
+                     shift: dict | None = None, crowd: int = 1):
     """Battles among items of the given skills, the reference on a share of them.
+
+    ``crowd``: the reference's votes on each battle it judged, independent Davidson
+    outcomes given the skills; the judges' verdicts are channels of the first (the
+    votes are iid, so it is a uniformly chosen one).
 
     ``shift``: judge -> u_k (one value per item), the judge's own skill shift
     (``discrimination`` / ``item_bias``): its verdict on (i, j) given r is drawn from
@@ -333,6 +346,11 @@ def simulate_battles(skill, n_battles: int, *, random_seed: int = 0, reference_s
                 row = row / row.sum()
             v = rng.choice(3, p=row)
             rows.append((f"b{b}", judge, names[i[b]], names[j[b]], OUTCOMES[v]))
+    if crowd > 1:  # drawn last: crowd=1 keeps every other draw of a seed
+        seen = np.flatnonzero(ref_seen)
+        more = (rng.random((len(seen), crowd - 1))[..., None] > np.cumsum(p[seen], 1)[:, None])
+        for b, votes in zip(seen, more.sum(-1)):
+            rows += [(f"b{b}", "human", names[i[b]], names[j[b]], OUTCOMES[v]) for v in votes]
     table = pd.DataFrame(rows, columns=["battle", "judge", "left", "right", "outcome"])
     return table, {"skill": skill, "tie_logit": tie_logit,
                    "confusion": np.stack(list(confusion.values()))}

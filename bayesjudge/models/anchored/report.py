@@ -70,9 +70,14 @@ class AnchoredReports:
     def _cells(self) -> Cells:
         c = self._state_["cells"]
         verdicts = np.asarray(c["verdicts"], dtype=np.int64).reshape(len(c["count"]), -1)
+        if "ref_counts" in c:
+            ref_counts = np.asarray(c["ref_counts"], dtype=np.int64).reshape(-1, 3)
+        else:  # saved before crowds: one label per cell, 3 = none
+            ref_counts = np.vstack([np.eye(3, dtype=np.int64), np.zeros((1, 3), np.int64)])[
+                np.asarray(c["ref"], dtype=np.int64)]
         return Cells(left=np.asarray(c["left"], dtype=np.int64),
                      right=np.asarray(c["right"], dtype=np.int64),
-                     ref=np.asarray(c["ref"], dtype=np.int64), verdicts=verdicts,
+                     ref_counts=ref_counts, verdicts=verdicts,
                      count=np.asarray(c["count"], float), battle_cell=np.zeros(0, np.int64))
 
     def _draws(self, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -139,7 +144,8 @@ class AnchoredReports:
             with ``lower``/``upper``; then per judge (repeated on its 9 rows):
             ``n_battles`` (battles it judged), ``n_with_reference`` (of those, judged by
             the reference too), ``agreement`` (observed share of those where its verdict
-            equals the reference's), ``reference_votes`` with ``_lower``/``_upper``: what
+            equals the reference's; with a crowd, the mean share of the battle's
+            reference votes on its verdict), ``reference_votes`` with ``_lower``/``_upper``: what
             one verdict of the judge is worth in reference outcomes, I_k / I_ref, where I
             is the Fisher information about a skill difference d of one outcome (for
             judge k, of its verdict with the reference's outcome summed out through C_k;
@@ -223,7 +229,9 @@ class AnchoredReports:
             P(r | verdicts) proportional to P(r | d) prod_k C_k[r, v_k]; a battle without
             verdicts gets P(r | d). Rows of the reference judge itself are not used
             (the question is what it would say), so held-out reference battles can be
-            scored against its real label.
+            scored against its real label. With a crowd reference this is the outcome
+            the verdicts channel: a further vote of a crowd of m follows it with weight
+            1/m and P(r | d) otherwise.
         ci_prob : float
             Mass of the intervals (NUTS fits).
 
@@ -300,8 +308,8 @@ class AnchoredReports:
 
         For every pair of non-reference judges, the share of the battles both judged
         where their verdicts agree, observed and as the model predicts it: a battle's
-        reference outcome r has P(r | d) (its observed label where the reference judged
-        it), and given r the two verdicts are independent, so P(agree) =
+        reference outcome r has P(r | d) (where the reference voted, the shares of its
+        votes: its label for one vote), and given r the two verdicts are independent, so P(agree) =
         sum_r P(r) sum_v C_k[r, v] C_l[r, v]. Judges that share errors beyond the
         reference's outcome (the same position bias, the same taste) agree more often
         than predicted. With ``discrimination`` / ``item_bias`` each pair's own C_k is
@@ -327,8 +335,8 @@ class AnchoredReports:
                                          "expected", "lower", "upper", "p_value"])
         empty = np.zeros((len(cells.count), 0))
         p_ref = _softmax(joint_log_terms(params, cells.left, cells.right, empty))
-        known = cells.ref < MISSING
-        p_ref[:, known] = np.eye(3)[cells.ref[known]][None]
+        known = cells.ref_known  # the channelled outcome is one of its votes, uniformly
+        p_ref[:, known] = cells.ref_share[known][None]
         rng = np.random.default_rng(self.random_seed)
         for a in range(len(judges)):
             for b in range(a + 1, len(judges)):
