@@ -96,6 +96,7 @@ def test_crowd_study_keeps_a_share_of_the_crowds_battles_and_the_judges_everywhe
                                   judges=["judge-good"], share=0.4, one_vote=one_vote,
                                   n_draws=2, random_seed=1)
         assert (st.draws["coverage"] == 1.0).all() and (st.draws["mean_size"] == 6).all()
+        assert (st.draws["n"] == int(0.4 * n_crowd)).all() and len(st.summary()) == 1
         for t in seen:
             votes = t[t["judge"] == "human"].groupby("battle").size()
             assert len(votes) == int(0.4 * n_crowd)

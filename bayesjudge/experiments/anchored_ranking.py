@@ -345,7 +345,7 @@ def _crowd_task(task, *, table, battles, share, one_vote, reference, methods, al
     if one_vote:  # a uniformly chosen vote of each kept battle
         votes = votes.iloc[rng.permutation(len(votes))].drop_duplicates("battle")
     draw_table = pd.concat([table[~is_ref], votes], ignore_index=True)
-    return _score(draw_table, methods, reference, alpha, models, truth, len(votes), draw, seed)
+    return _score(draw_table, methods, reference, alpha, models, truth, len(keep), draw, seed)
 
 
 def crowd_rank_set_study(
@@ -370,7 +370,7 @@ def crowd_rank_set_study(
     crowd's battles keeps its votes (all of them, or with ``one_vote`` one chosen
     uniformly), the judges' verdicts are kept on every battle; truth is the
     :class:`~bayesjudge.DavidsonBT` MAP ranking from all the crowd's votes. Methods and
-    scores as in :func:`rank_set_study`; ``n`` is the number of reference votes kept.
+    scores as in :func:`rank_set_study`; ``n`` is the number of crowd battles kept.
     """
     n_draws = check_positive_int(n_draws, "n_draws")
     if not 0.0 < float(share) <= 1.0:
