@@ -9,10 +9,11 @@ in the same run, interleaved with bayesjudge, on the same rows:
 
 1. ``AnchoredBT(reference="human").fit(all 107,676 rows)`` MAP, refits through the
    compiled engine (the first fit compiles; timed: further ``.fit`` calls on the same
-   model object), target < 1 s; also with the judges' own effects
-   (``discrimination=True, item_bias=True``, the spread learned); and, as the issue's use
-   case, human votes on 1,000 random battles with GPT-4 on all of them (PPR's lambda
-   is then tuned, not 0).
+   model object), target < 1 s: the default (the judges' own effects,
+   ``discrimination=True, item_bias=True``, the spread learned) and the plain channel
+   (``discrimination=False, item_bias=False``); and, as the issue's use case, human
+   votes on 1,000 random battles with GPT-4 on all of them (PPR's lambda is then tuned,
+   not 0).
 2. NUTS 4 chains x (1000 tune + 1000 draws) on the human + GPT-4 rows (53,838),
    target < 60 s: first fit in this process (nutpie's compilation included) and a
    refit (compiled model reused, new seed); R-hat, ESS, divergences.
@@ -20,9 +21,9 @@ in the same run, interleaved with bayesjudge, on the same rows:
    ``--refits`` random designs balanced per pair of the paper's 12 models, 15 human
    votes per pair (n = 990), GPT-4 on every design battle; per draw AnchoredBT MAP fit +
    90% rank sets, and PPR on the same draw (the methods run one after the other in
-   each draw). Target < 120 s for 100 AnchoredBT fits; a warm-up draw (compilation)
-   is excluded. Also AnchoredBT with ``discrimination=True, item_bias=True`` (the
-   notebook's ``anchored+e``), informative.
+   each draw). Target < 120 s for 100 AnchoredBT fits (the default, the notebook's
+   ``anchored+e``); a warm-up draw (compilation) is excluded. Also the plain channel
+   (the notebook's ``anchored``).
 
 Run from the repository root::
 
@@ -61,8 +62,9 @@ from bayesjudge.experiments.anchored_ranking import (  # noqa: E402
 )
 from bayesjudge.models.anchored.data import validate_battles  # noqa: E402
 
-#: The judges' own scale and item preferences (the spread learned from the data).
-JUDGE_EFFECTS = {"discrimination": True, "item_bias": True}
+#: One confusion matrix per judge for every pair (the default adds the judges' own scale
+#: and item preferences, their spread learned from the data).
+PLAIN = {"discrimination": False, "item_bias": False}
 GPT4 = "gpt-4-0125-preview"
 COLUMNS = ["battle", "judge", "left", "right", "outcome"]
 
@@ -122,8 +124,8 @@ def bench_map(table: pd.DataFrame, args) -> list:
                     f"{n_cells:,} cells", t_val["val"][0], repeats=args.repeats,
                     note="included in every fit below"))
     ppr_ref = f"PPR (prediction_powered_ranksets), GPT-4 judge, the same {len(table):,} rows"
-    variants = [("", {})] + ([] if args.no_item_bias else [(
-        ", discrimination=True, item_bias=True", JUDGE_EFFECTS)])
+    variants = [(", discrimination=False, item_bias=False", PLAIN)] + (
+        [] if args.no_item_bias else [("", {})])  # "": the default, the judges' own effects
     for label, kw in variants:
         model = bayesjudge.AnchoredBT(reference="human", **kw)
         load0, t0 = load(), time.perf_counter()
@@ -185,7 +187,8 @@ def bench_nuts(table: pd.DataFrame, args) -> list:
             two, method="nuts", chains=args.chains, tune=args.tune, draws=args.draws)
         secs = time.perf_counter() - t0
         rows.append(Row(
-            sec, f"AnchoredBT NUTS {size}, default priors, {label}", secs, target="< 60 s",
+            sec, f"AnchoredBT NUTS {size}, defaults (judge effects), {label}", secs,
+            target="< 60 s",
             agreement=_diag(model.diagnostics_ or {}), repeats=1,
             note=f"sampler {model.sampler_}; from the raw table; "
                  + ("includes validation and the compilation of this structure's graph "
@@ -220,10 +223,9 @@ def bench_refits(table: pd.DataFrame, args) -> list:
         warnings.simplefilter("ignore")
         truth = reference_ranking(table, ARENA_PPR_MODELS, "human")
     fits = {"anchored": [], "anchored+e": []}
-    methods = {"anchored": _anchored_method(fits["anchored"])}
+    methods = {"anchored": _anchored_method(fits["anchored"], **PLAIN)}
     if not args.no_item_bias:
-        methods["anchored+e"] = _anchored_method(
-            fits["anchored+e"], **JUDGE_EFFECTS)
+        methods["anchored+e"] = _anchored_method(fits["anchored+e"])  # the default
     methods["ppr"] = ppr_rank_sets(GPT4)
     kw = dict(n_reference=(args.n_reference,), judges=(GPT4,), truth=truth, alpha=0.1)
     # warm-up draw: compiles each structure once (excluded, as the notebook's first draw)
@@ -250,8 +252,8 @@ def bench_refits(table: pd.DataFrame, args) -> list:
            f"votes, GPT-4 on every design battle, 12 models)")
     ppr_ref = f"PPR on the same {args.refits} draws (sum)"
     rows = []
-    for m, label in (("anchored", "AnchoredBT(reference='human')"),
-                     ("anchored+e", "AnchoredBT(discrimination=True, item_bias=True)")):
+    for m, label in (("anchored", "AnchoredBT(discrimination=False, item_bias=False)"),
+                     ("anchored+e", "AnchoredBT(reference='human') (judge effects)")):
         if m not in methods:
             continue
         f = np.asarray(fits[m])
@@ -261,7 +263,7 @@ def bench_refits(table: pd.DataFrame, args) -> list:
             target="< 120 s",
             agreement=f"anchored {metrics(m)}; PPR {metrics('ppr')}",
             repeats=args.refits,
-            note=("informative (the notebook's anchored+e); " if m != "anchored" else "")
+            note=("informative (the notebook's plain anchored); " if m == "anchored" else "")
             + f"per draw median {median[m] * 1e3:.0f} ms (PPR {median['ppr'] * 1e3:.0f} "
                  f"ms), of which fit {np.median(f) * 1e3:.0f} ms (validation + collapse + "
                  f"MAP) and ranking() {(median[m] - np.median(f)) * 1e3:.0f} ms (Laplace "

@@ -34,12 +34,13 @@
 #   and joint (`ranking(joint=True)`: simultaneous sets);
 # * **LLM only** -- `DavidsonBT` on the LLM's verdicts on all 6,336 battles;
 # * **PPR** -- `bayesjudge.baselines.prediction_powered_ranksets` (the paper's method);
-# * **anchored** -- `AnchoredBT(reference="human")`: Davidson-BT in the human outcome, the
-#   LLM verdicts as noisy channels of it (marginal and joint sets);
-# * **anchored+e** -- the same with each judge's own effects (`discrimination=True,
-#   item_bias=True`): the judge's verdicts also move with the skill difference (its own
-#   scale a_k) and with its own preferences among the models (e_k, spread learned from the
-#   data).
+# * **anchored** -- `AnchoredBT(reference="human", discrimination=False, item_bias=False)`:
+#   Davidson-BT in the human outcome, the LLM verdicts as noisy channels of it, one confusion
+#   matrix per judge for every pair (marginal and joint sets);
+# * **anchored+e** -- `AnchoredBT(reference="human")`, the default: the same with each
+#   judge's own effects (`discrimination=True, item_bias=True`): the judge's verdicts also
+#   move with the skill difference (its own scale a_k) and with its own preferences among the
+#   models (e_k, spread learned from the data).
 #
 # Every number quoted below is printed by a code cell of this run. `BAYESJUDGE_FAST=1` (set
 # by the test suite) runs 2 draws at n = 1000 without `AnchoredBT` (its first compilation
@@ -71,7 +72,8 @@ from bayesjudge.experiments.anchored_ranking import (
 
 FAST = os.environ.get("BAYESJUDGE_FAST", "0") == "1"
 ANCHORED = not FAST  # AnchoredBT's first compile alone exceeds the fast run's budget
-JUDGE_EFFECTS = {"discrimination": True, "item_bias": True}  # anchored+e
+JUDGE_EFFECTS = {"discrimination": True, "item_bias": True}  # anchored+e (the default)
+PLAIN = {"discrimination": False, "item_bias": False}       # anchored: one confusion matrix
 N_MAIN = 1000                                    # 15 human votes per pair -> n = 990
 N_SWEEP = () if FAST else (250, 500, 2000)
 DRAWS_MAIN = 2 if FAST else 30
@@ -114,7 +116,8 @@ for name, full in ARENA_PPR_JUDGES.items():
 for name, judges in JUDGE_SETS.items():
     methods[f"PPR {name}"] = ppr_rank_sets(judges if len(judges) > 1 else judges[0])
     if ANCHORED:
-        methods[f"anchored {name}"] = anchored_rank_sets(judges, joint="both", random_seed=0)
+        methods[f"anchored {name}"] = anchored_rank_sets(judges, joint="both", random_seed=0,
+                                                         **PLAIN)
         # each judge's own scale a_k and preferences e_k (their spread learned)
         methods[f"anchored+e {name}"] = anchored_rank_sets(judges, joint="both", random_seed=0,
                                                            **JUDGE_EFFECTS)
@@ -245,7 +248,7 @@ plt.show()
 # %%
 if ANCHORED:
     fits = {}
-    for label, kw in (("anchored", {}), ("anchored+e", JUDGE_EFFECTS)):
+    for label, kw in (("anchored", PLAIN), ("anchored+e", JUDGE_EFFECTS)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fits[label] = AnchoredBT(reference="human", random_seed=0, **kw).fit(

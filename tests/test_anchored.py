@@ -18,6 +18,8 @@ from bayesjudge.models.anchored.report import reference_information
 from bayesjudge.rank_sets import simultaneous_rank_sets
 
 OUT = {"left": 0, "tie": 1, "right": 2}
+#: The plain Dawid-Skene channel (the default adds each judge's own scale and preferences).
+PLAIN = {"discrimination": False, "item_bias": False}
 
 
 def _davidson_probs(d, t):
@@ -158,9 +160,9 @@ def test_flat_map_on_reference_only_equals_davidson_mle(small_table, crowd_table
 
 
 def test_crowd_cells_do_not_depend_on_row_order_and_agreement_is_the_vote_share(crowd_table):
-    model = bj.AnchoredBT(random_seed=0).fit(crowd_table)
+    model = bj.AnchoredBT(random_seed=0, **PLAIN).fit(crowd_table)
     shuffled = crowd_table.sample(frac=1.0, random_state=4).reset_index(drop=True)
-    again = bj.AnchoredBT(random_seed=0).fit(shuffled)
+    again = bj.AnchoredBT(random_seed=0, **PLAIN).fit(shuffled)
     a = model.ranking().set_index("item")["skill"]
     np.testing.assert_allclose(again.ranking().set_index("item")["skill"].loc[a.index], a,
                                atol=1e-6)
@@ -181,7 +183,7 @@ def test_crowd_cells_do_not_depend_on_row_order_and_agreement_is_the_vote_share(
 
 
 def test_predict_is_bayes_rule_through_the_confusion_matrices(small_table):
-    model = bj.AnchoredBT(random_seed=0).fit(small_table)
+    model = bj.AnchoredBT(random_seed=0, **PLAIN).fit(small_table)
     items, judges = model._state_["items"], model._state_["judges"]
     new = pd.DataFrame({"battle": [7, 7, 7, "x"], "judge": [judges[0], judges[1], "human", "h"],
                         "left": [items[0], items[0], items[0], items[2]],
@@ -265,7 +267,8 @@ def test_agreement_check_flags_judges_that_copy_each_other(small_table):
     # judge-coin replaced by a copy of judge-good (3 judges: the structure compiled above)
     copy = small_table[small_table["judge"] == "judge-good"].assign(judge="judge-copy")
     table = small_table[small_table["judge"] != "judge-coin"]
-    model = bj.AnchoredBT(random_seed=0).fit(pd.concat([table, copy], ignore_index=True))
+    model = bj.AnchoredBT(random_seed=0, **PLAIN).fit(pd.concat([table, copy],
+                                                              ignore_index=True))
     check = model.agreement_check().set_index(["judge_a", "judge_b"])
     row = check.loc[("judge-good", "judge-copy")]
     assert row["observed"] == 1.0 and row["upper"] < 0.95 and row["p_value"] < 1e-3
@@ -315,11 +318,22 @@ def test_cli_rank_anchored(small_table, tmp_path, capsys):
     cols = ["item", "skill", "skill_lower", "skill_upper"]  # r.csv has joint sets, r2 not
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "r2.csv")[cols],
                                   pd.read_csv(tmp_path / "r.csv")[cols])
+    # the default is the judges' own effects; --no-judge-effects the plain channel
+    default = bj.AnchoredBT(random_seed=0).fit(small_table).ranking().set_index("item")
+    plain = bj.AnchoredBT(random_seed=0, **PLAIN).fit(small_table).ranking().set_index("item")
+    got = pd.read_csv(tmp_path / "r2.csv").set_index("item")["skill"]
+    np.testing.assert_allclose(got, default.loc[got.index, "skill"], atol=1e-6)
+    assert main(["rank", str(tmp_path / "battles.csv"), "--model", "anchored",
+                 "--no-judge-effects", "--out", str(tmp_path / "r3.csv")]) == 0
+    got = pd.read_csv(tmp_path / "r3.csv").set_index("item")["skill"]
+    np.testing.assert_allclose(got, plain.loc[got.index, "skill"], atol=1e-6)
+    assert np.abs(got - default.loc[got.index, "skill"]).max() > 1e-3  # two models
     capsys.readouterr()
-    assert main(["rank", str(tmp_path / "battles.csv"), "--model", "davidson-bt",
-                 "--judge-effects", "--out", str(tmp_path / "x.csv")]) == 2
-    assert "--judge-effects applies to --model anchored" in capsys.readouterr().err
-    assert not (tmp_path / "x.csv").exists()
+    for flag in ("--judge-effects", "--no-judge-effects"):
+        assert main(["rank", str(tmp_path / "battles.csv"), "--model", "davidson-bt",
+                     flag, "--out", str(tmp_path / "x.csv")]) == 2
+        assert f"{flag} applies to --model anchored" in capsys.readouterr().err
+        assert not (tmp_path / "x.csv").exists()
 
 
 def test_judge_effects_reports(small_table, tmp_path):
@@ -348,7 +362,7 @@ ARENA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arena_
 def test_arena_ppr_gpt4_and_human_map():
     table = pd.read_csv(ARENA, dtype=str).rename(columns={"item": "battle"})
     table = table[table["judge"].isin(["human", "gpt-4-0125-preview"])]
-    model = bj.AnchoredBT(random_seed=0).fit(table)
+    model = bj.AnchoredBT(random_seed=0, **PLAIN).fit(table)
     assert len(model._fit_data.data["cell_count"]) < 3000  # 53,838 rows -> under 3,000 cells
     conf = model.judges().set_index(["reference_outcome", "verdict"])["estimate"]
     st = model._state_
@@ -399,15 +413,20 @@ def test_battles_table_columns_counts_and_polars(small_table):
 
 def test_llmfao_crowd_reference_with_llm_judges(tmp_path):
     """LLMFAO as shipped: 1-5 crowd votes per battle (the reference) and two LLM judges on
-    every battle; and through the CLI with the battle id under its own name (`item`)."""
+    every battle, with the default judge effects; and the plain channel through the CLI
+    with the battle id under its own name (`item`)."""
     from bayesjudge.cli import main
 
     table = bj.datasets.llmfao(context="none")
     crowd = table[table["judge"] == "crowd"]
     assert crowd.groupby("item").size().max() == 5
-    model = bj.AnchoredBT("crowd", random_seed=0).fit(
-        table.rename(columns={"item": "battle"})[["battle", "judge", "left", "right", "outcome"]])
-    ranking = model.ranking()
+    battles = table.rename(columns={"item": "battle"})[["battle", "judge", "left", "right",
+                                                        "outcome"]]
+    model = bj.AnchoredBT("crowd", random_seed=0).fit(battles)
+    with warnings.catch_warnings():  # laplace_ok=False rows are flagged in the tables
+        warnings.simplefilter("ignore")
+        ranking = model.ranking()
+        judges = model.judges().groupby("judge")["agreement"].first()
     # every model once, ids as written (11 are judged by the LLMs only), no NaN
     assert sorted(ranking["item"]) == sorted(set(table["left"]) | set(table["right"]))
     assert len(ranking) == 70 and not ranking.isna().any().any()
@@ -418,7 +437,6 @@ def test_llmfao_crowd_reference_with_llm_judges(tmp_path):
     gpt4 = table[table["judge"] == "gpt-4"].set_index("item")["outcome"]
     gpt4 = gpt4[gpt4.index.isin(share.index)]
     by_hand = np.mean([share.loc[b].get(v, 0.0) for b, v in gpt4.items()])
-    judges = model.judges().groupby("judge")["agreement"].first()
     assert judges["gpt-4"] == pytest.approx(by_hand, rel=1e-12)
     # the crowd's order: the LLM judges move it little (skills' rank correlation)
     alone = bj.DavidsonBT().fit(crowd[["judge", "left", "right", "outcome"]]).ranking()
@@ -427,6 +445,8 @@ def test_llmfao_crowd_reference_with_llm_judges(tmp_path):
     cols = ["item", "judge", "left", "right", "outcome"]
     table[cols].to_csv(tmp_path / "llmfao.csv", index=False)
     assert main(["rank", str(tmp_path / "llmfao.csv"), "--model", "anchored", "--reference",
-                 "crowd", "--columns", "item=battle", "--out", str(tmp_path / "r.csv")]) == 0
+                 "crowd", "--no-judge-effects", "--columns", "item=battle", "--out",
+                 str(tmp_path / "r.csv")]) == 0
+    plain = bj.AnchoredBT("crowd", random_seed=0, **PLAIN).fit(battles).ranking()
     cli = pd.read_csv(tmp_path / "r.csv", dtype={"item": str}).set_index("item")
-    np.testing.assert_allclose(cli.loc[ranking["item"], "skill"], ranking["skill"], atol=1e-6)
+    np.testing.assert_allclose(cli.loc[plain["item"], "skill"], plain["skill"], atol=1e-6)

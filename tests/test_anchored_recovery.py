@@ -19,7 +19,8 @@ def test_recovery_and_coverage_on_simulated_battles():
         # 6 items: the structure the default tests compile; 15% of battles with the reference
         table, truth = simulate_battles(np.linspace(-1, 1, 6), 1500, random_seed=100 + seed,
                                         reference_share=0.15)
-        model = bj.AnchoredBT(random_seed=seed).fit(table)
+        model = bj.AnchoredBT(random_seed=seed, discrimination=False, item_bias=False).fit(
+            table)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ranking = model.ranking(ci_prob=0.9).set_index("item")
@@ -47,7 +48,8 @@ def test_recovery_and_coverage_with_a_crowd_reference():
         table, truth = simulate_battles(np.linspace(-1, 1, 6), 1000, random_seed=500 + seed,
                                         reference_share=0.15, crowd=3)
         assert (table[table["judge"] == "human"].groupby("battle").size() == 3).all()
-        model = bj.AnchoredBT(random_seed=seed).fit(table)
+        model = bj.AnchoredBT(random_seed=seed, discrimination=False, item_bias=False).fit(
+            table)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ranking = model.ranking(ci_prob=0.9).set_index("item")

@@ -11,8 +11,9 @@ def run_anchored(args: argparse.Namespace, comparisons) -> int:
     """Fit :class:`bayesjudge.AnchoredBT` on a battle table and write its tables."""
     from bayesjudge import AnchoredBT
 
-    model = AnchoredBT(reference=args.reference, discrimination=args.judge_effects,
-                       item_bias=args.judge_effects, random_seed=args.seed)
+    effects = args.judge_effects is not False  # on unless --no-judge-effects
+    model = AnchoredBT(reference=args.reference, discrimination=effects, item_bias=effects,
+                       random_seed=args.seed)
     model.fit(comparisons, method=args.method, draws=args.draws, tune=args.tune,
               chains=args.chains, cores=args.cores, progressbar=sys.stderr.isatty())
     ranking = model.ranking(ci_prob=args.level, joint=args.joint)

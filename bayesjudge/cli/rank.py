@@ -55,7 +55,8 @@ models (Qian, Sun, Gales & Knill 2026, arXiv:2602.16610)
   anchored     AnchoredBT: the ranking --reference (default human) would give; the file
                needs a battle column (one id per judged instance) and the other judges'
                verdicts enter through a confusion matrix each (--joint: simultaneous
-               rank sets; --judge-effects: each judge's own scale and item preferences)
+               rank sets; each judge's own scale and item preferences are modelled
+               unless --no-judge-effects)
 
 output
   RANKING.csv  one row per (context, item): posterior mean skill with its %(pct)s interval
@@ -93,9 +94,10 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
             raise UsageError("--tie, --discriminators and --position-bias apply to --model "
                              "davidson-bt only (--discriminators and --position-bias also to "
                              "--model ordinal). Fix: add --model davidson-bt or drop them.")
-        if args.judge_effects and args.model != "anchored":
-            raise UsageError("--judge-effects applies to --model anchored only. Fix: add "
-                             "--model anchored or drop --judge-effects.")
+        if args.judge_effects is not None and args.model != "anchored":
+            flag = "--judge-effects" if args.judge_effects else "--no-judge-effects"
+            raise UsageError(f"{flag} applies to --model anchored only. Fix: add "
+                             f"--model anchored or drop {flag}.")
         if args.symmetrize and args.position_bias:
             raise UsageError("--symmetrize turns every pair judged in both orders to one "
                              "orientation, which leaves --position-bias nothing to learn from. "
@@ -129,9 +131,10 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
                       help="anchored: the reference judge's id (default human)")
     rank.add_argument("--joint", action="store_true",
                       help="anchored: simultaneous rank sets instead of marginal intervals")
-    rank.add_argument("--judge-effects", action="store_true",
+    rank.add_argument("--judge-effects", action=argparse.BooleanOptionalAction, default=None,
                       help="anchored: each judge's own scale and item preferences "
-                      "(discrimination=True, item_bias=True; recommended for LLM judges)")
+                      "(discrimination=True, item_bias=True; the default); "
+                      "--no-judge-effects: one confusion matrix per judge for every pair")
     rank.add_argument("--kind", choices=["soft", "hard"], default=None,
                       help="bt / bt-sigma: soft (probabilities) or hard (outcomes); default: "
                       "hard if the file has an outcome column, else soft (davidson-bt is "
