@@ -151,24 +151,30 @@ def laplace_draws(
         xs = hessian.gaussian_draws(rng, centre, cov, chol, n_draws)
     # Weighted towards the true density where the Gaussian is off (engine.laplace_check);
     # where that fails, a trust flag per scalar instead.
-    # With a non-centred scale a failed Gaussian is a funnel in that scale, which the grid
-    # integrates (the defensive mixture's 3,000 more log densities rarely fix a funnel, and
-    # are kept for when the grid cannot be built or fails too).
-    imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng,
-                                            adapt=reparam is None)
-    gaussian_scale = True  # the Gaussian covers the scale's marginal (or there is none)
-    if imp.resampled and reparam is not None and not _scale_is_gaussian(
-            fit, logp_jac, reparam, blocks, centre if to_x is not None else None, cov):
-        # weights blind to the funnel's mass the Gaussian never proposes: not to be trusted
-        gaussian_scale = False
-        imp = dataclasses.replace(imp, draws=xs, resampled=False)
-    if not imp.resampled and reparam is not None:  # a funnel in the scale: integrate it
+    # With a non-centred scale, whether the Gaussian covers the scale's marginal is checked
+    # first (three conditional modes): where it does not, importance weights are blind to
+    # the funnel's mass the Gaussian never proposes and the grid integrates the scale
+    # whatever they say, so they are not computed (1,000 log densities, ~20% of an
+    # AnchoredBT ranking()). A failed Gaussian is a funnel too: the grid (the defensive
+    # mixture's 3,000 more log densities rarely fix a funnel, and are kept for when the
+    # grid cannot be built or fails too).
+    gaussian_scale = reparam is None or _scale_is_gaussian(
+        fit, logp_jac, reparam, blocks, centre if to_x is not None else None, cov)
+    grid = None
+    if gaussian_scale:
+        imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng,
+                                                adapt=reparam is None)
+    if reparam is not None and (not gaussian_scale or not imp.resampled):
+        # a funnel in the scale: integrate it
         grid = laplace_grid.integrate_scale(logp_jac, fit.laplace_x, fit.cov, reparam, blocks,
                                             rng, n_draws)
-        if grid is not None:
-            imp, to_x = grid
-        elif gaussian_scale:
-            imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng)
+    if grid is not None:
+        imp, to_x = grid
+    elif not gaussian_scale:  # no grid either: the Gaussian's draws, flagged
+        imp = dataclasses.replace(laplace_check.importance_resample(
+            logp, centre, cov, chol, xs, rng, adapt=False), draws=xs, resampled=False)
+    elif reparam is not None and not imp.resampled:
+        imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng)
     if not imp.resampled and blocks is not None:  # hyperparameters off the joint mode: INLA
         fy = logp_jac if to_x is None else (
             lambda y: laplace_check.ScaledOffsets(*reparam).logp_grad(logp_jac, y))
