@@ -46,6 +46,10 @@ def test_ids_differing_only_by_spaces_warn_and_stay_distinct(validate, table, co
         validate(table)
     text = str(got[0].message)
     assert column in text and all(repr(i) in text for i in ids), text
+    # the fix names each real column (not the characters of "item" or "left/right")
+    fix = "; ".join(f"df[{c!r}] = df[{c!r}].str.strip()"
+                    for c in column.split(".")[1].split("/"))
+    assert f"(pandas: {fix})" in text, text
     assert got[0].filename == __file__  # attributed to the caller's line, not the library
     # the ids are not altered: both spellings are kept, exactly as written
     seen = set(np.concatenate([table[c].to_numpy(object) for c in column.split(".")[1]

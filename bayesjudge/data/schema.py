@@ -208,7 +208,7 @@ def warn_spaced_ids(df: pd.DataFrame, name: str,
             f"{where} has ids that differ only by leading/trailing spaces: {shown}. They are "
             f"kept as different ids (ids are compared exactly as written). If they name the "
             f"same thing, remove the spaces in the data (pandas: "
-            f"{'; '.join(f'df[{c!r}] = df[{c!r}].str.strip()' for c in cols)}).",
+            f"{'; '.join(f'df[{c!r}] = df[{c!r}].str.strip()' for c in cols.split('/'))}).",
             UserWarning, skip_file_prefixes=(_PACKAGE_DIR,))
 
 
