@@ -450,3 +450,38 @@ def test_llmfao_crowd_reference_with_llm_judges(tmp_path):
     plain = bj.AnchoredBT("crowd", random_seed=0, **PLAIN).fit(battles).ranking()
     cli = pd.read_csv(tmp_path / "r.csv", dtype={"item": str}).set_index("item")
     np.testing.assert_allclose(cli.loc[plain["item"], "skill"], plain["skill"], atol=1e-6)
+
+
+def test_judges_reference_votes_is_the_per_battle_average_by_hand(small_table):
+    """judges()'s worth of a verdict (MAP point, judge effects on): sum over the battles
+    judge k judged of the Fisher information of its verdict about d, over the same sum
+    for the reference's outcome; each battle's by a central difference in d of
+    P(v | d) = sum_r P(r | d) softmax_v(log C_k[r, v] + (a_k d + e_ki - e_kj) SHIFT_v)."""
+    model = bj.AnchoredBT(random_seed=0).fit(small_table)
+    got = model.judges().groupby("judge", sort=False)["reference_votes"].first()
+    st, point = model._state_, model.map_
+    items, judges = list(st["items"]), list(st["judges"])
+    skill, tie = np.asarray(point["skill"]), float(point["tie_logit"])
+    conf, a = np.asarray(point["confusion"]), np.asarray(point["judge_discrimination"])
+    e = np.asarray(point["judge_shift"]) - a[:, None] * skill  # u_k = a_k s + e_k
+    shift, h = np.array([0.5, 0.0, -0.5]), 1e-5
+
+    def info(prob, x):
+        p = prob(x)
+        dp = (prob(x + h) - prob(x - h)) / (2 * h)
+        return float((dp**2 / p).sum())
+
+    for k, judge in enumerate(judges):
+        rows = small_table[small_table["judge"] == judge]
+        num = den = 0.0
+        for left, right in zip(rows["left"], rows["right"]):
+            i, j = items.index(left), items.index(right)
+
+            def verdict(x, i=i, j=j):
+                row = conf[k] * np.exp((a[k] * x + e[k, i] - e[k, j]) * shift)
+                return _davidson_probs(x, tie) @ (row / row.sum(1, keepdims=True))
+
+            d = skill[i] - skill[j]
+            num += info(verdict, d)
+            den += info(lambda x: _davidson_probs(x, tie), d)
+        assert got[judge] == pytest.approx(num / den, rel=1e-6)

@@ -127,7 +127,8 @@ def judge_confusion(draws: dict, k: int, left, right) -> np.ndarray:
         return np.broadcast_to(np.exp(conf), (len(conf), len(left), 3, 3))
     u = draws["judge_shift"][:, k]
     z = conf + (u[:, left] - u[:, right])[..., None, None] * SHIFT
-    return np.exp(z - np.logaddexp.reduce(z, axis=-1, keepdims=True))
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def cell_loglik_np(draws: dict, data: dict) -> np.ndarray:
