@@ -485,3 +485,43 @@ def test_judges_reference_votes_is_the_per_battle_average_by_hand(small_table):
             num += info(verdict, d)
             den += info(lambda x: _davidson_probs(x, tie), d)
         assert got[judge] == pytest.approx(num / den, rel=1e-6)
+
+
+def test_predict_and_pointwise_loglik_in_blocks_equal_the_whole(small_table, monkeypatch):
+    """predict() per distinct (pair, verdicts) pattern and the pointwise log-likelihood in
+    chunks of draws (bounded memory) give what one pass over every row gives: blocks of
+    one pattern / a few draws against the default blocks; repeated battles get equal rows."""
+    from bayesjudge.models.anchored import likelihood, report
+
+    model = bj.AnchoredBT(random_seed=0).fit(small_table)
+    draws, data = model._all_draws(), model._engine._data
+    whole_ll = likelihood.cell_loglik_np(draws, data)
+    whole = model.predict(small_table)
+    monkeypatch.setattr(likelihood, "BLOCK", 100)
+    monkeypatch.setattr(report, "BLOCK", 1)
+    assert len(likelihood.draw_chunks(len(draws["skill"]), 9 * len(data["cell_left"]))) \
+        == len(draws["skill"])
+    np.testing.assert_array_equal(likelihood.cell_loglik_np(draws, data), whole_ll)
+    pd.testing.assert_frame_equal(model.predict(small_table), whole)
+    # a battle judged twice under two ids: the same pattern, the same probabilities
+    first = small_table[small_table["battle"] == small_table["battle"].iloc[0]]
+    twice = pd.concat([first, first.assign(battle="copy")], ignore_index=True)
+    pred = model.predict(twice)
+    np.testing.assert_array_equal(pred.iloc[0, 3:].to_numpy(float),
+                                  pred.iloc[1, 3:].to_numpy(float))
+    # every battle by Bayes' rule by hand, through its pair's shifted confusion rows
+    items, judges = list(model._state_["items"]), list(model._state_["judges"])
+    point = model.map_
+    skill, tie, conf = point["skill"], float(point["tie_logit"]), point["confusion"]
+    shift = np.asarray(point["judge_shift"])
+    for row in whole.sample(40, random_state=0).itertuples():
+        i, j = items.index(row.left), items.index(row.right)
+        post = _davidson_probs(skill[i] - skill[j], tie)
+        verdicts = small_table[(small_table["battle"] == row.battle)
+                               & (small_table["judge"] != "human")]
+        for judge, outcome in zip(verdicts["judge"], verdicts["outcome"]):
+            k = judges.index(judge)
+            c = conf[k] * np.exp((shift[k, i] - shift[k, j]) * np.array([0.5, 0.0, -0.5]))
+            post = post * (c / c.sum(1, keepdims=True))[:, OUT[outcome]]
+        np.testing.assert_allclose([row.p_left, row.p_tie, row.p_right], post / post.sum(),
+                                   rtol=1e-9)

@@ -131,8 +131,31 @@ def judge_confusion(draws: dict, k: int, left, right) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+#: Largest (draws x rows x judges x 9) block :func:`joint_log_terms` is given at once by
+#: the chunked callers (~32 MB of float64 per temporary).
+BLOCK = 4_000_000
+
+
+def draw_chunks(n_draws: int, per_draw: int):
+    """Slices of the draws so that a chunk holds at most :data:`BLOCK` values of
+    ``per_draw`` each (at least one draw per chunk)."""
+    step = max(1, BLOCK // max(1, per_draw))
+    return [slice(lo, lo + step) for lo in range(0, n_draws, step)]
+
+
 def cell_loglik_np(draws: dict, data: dict) -> np.ndarray:
-    """Per-cell log-likelihood times the counts, per draw: (draws, cells)."""
+    """Per-cell log-likelihood times the counts, per draw: (draws, cells), computed in
+    chunks of draws (a NUTS posterior on every cell would need draws x cells x judges x 9
+    values at once: 7 GB for arena_ppr's four judges)."""
+    n_draws = len(draws["skill"])
+    per_draw = len(data["cell_left"]) * 9 * max(1, np.shape(data["verdict_onehot"])[1] // 3)
+    out = np.empty((n_draws, len(data["cell_left"])))
+    for sl in draw_chunks(n_draws, per_draw):
+        out[sl] = _cell_loglik_block({k: v[sl] for k, v in draws.items()}, data)
+    return out
+
+
+def _cell_loglik_block(draws: dict, data: dict) -> np.ndarray:
     left, right = data["cell_left"], data["cell_right"]
     ref_lp = joint_log_terms(draws, left, right, np.zeros((len(left), 0)))
     lp = joint_log_terms(draws, left, right, data["verdict_onehot"])

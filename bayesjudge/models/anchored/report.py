@@ -13,6 +13,7 @@ from bayesjudge.data import DataValidationError, check_ci_prob, require_frame, s
 from bayesjudge.engine.laplace_check import warn_flagged
 from bayesjudge.models.anchored.data import MISSING, Cells, outcome_codes
 from bayesjudge.models.anchored.likelihood import (
+    BLOCK,
     SHIFT,
     joint_log_terms,
     judge_confusion,
@@ -262,13 +263,27 @@ class AnchoredReports:
         battle, out, left, right, onehot = self._index_battles(battles)
         nuts = self.method_ == "nuts"
         draws = self._all_draws() if nuts else {k: v[None] for k, v in self._point().items()}
-        probs = _softmax(joint_log_terms(draws, left, right, onehot))
+        # once per distinct (left, right, verdicts) pattern, in blocks of patterns: never
+        # a draws x battles x judges x 9 array (200,000 battles under NUTS: 170 GB)
+        patterns, row_of = np.unique(np.column_stack([left, right, onehot]).astype(np.int64),
+                                     axis=0, return_inverse=True)
+        p_left, p_right, p_onehot = patterns[:, 0], patterns[:, 1], patterns[:, 2:].astype(float)
+        q = [(1 - ci_prob) / 2, (1 + ci_prob) / 2]
+        stats = np.empty((3 if nuts else 1, len(patterns), 3))  # mean (lower, upper)
+        n_draws = len(draws["skill"])
+        step = max(1, BLOCK // (n_draws * 9 * max(1, p_onehot.shape[1] // 3)))
+        for lo in range(0, len(patterns), step):
+            sl = slice(lo, lo + step)
+            probs = _softmax(joint_log_terms(draws, p_left[sl], p_right[sl], p_onehot[sl]))
+            stats[0, sl] = probs.mean(axis=0)
+            if nuts:
+                stats[1:, sl] = np.quantile(probs, q, axis=0)
+        stats = stats[:, row_of.reshape(-1)]
         out["n_verdicts"] = onehot.sum(1).astype(np.int64)
         for j, name in enumerate(("left", "tie", "right")):
-            out[f"p_{name}"] = probs[..., j].mean(axis=0)
+            out[f"p_{name}"] = stats[0, :, j]
             if nuts:
-                lo, hi = np.quantile(probs[..., j], [(1 - ci_prob) / 2, (1 + ci_prob) / 2], axis=0)
-                out[f"p_{name}_lower"], out[f"p_{name}_upper"] = lo, hi
+                out[f"p_{name}_lower"], out[f"p_{name}_upper"] = stats[1, :, j], stats[2, :, j]
         return out
 
     def _index_battles(self, battles: pd.DataFrame):
