@@ -525,3 +525,25 @@ def test_predict_and_pointwise_loglik_in_blocks_equal_the_whole(small_table, mon
             post = post * (c / c.sum(1, keepdims=True))[:, OUT[outcome]]
         np.testing.assert_allclose([row.p_left, row.p_tie, row.p_right], post / post.sum(),
                                    rtol=1e-9)
+
+
+def test_shifted_row_normaliser_is_a_logsumexp_and_stays_finite():
+    """log sum_w C[r, w] exp(b SHIFT_w) against numpy's logaddexp, with |b| up to 1,500
+    (where exp(b / 2) alone overflows) and a confusion entry at the TINY floor."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    from bayesjudge.models.anchored.likelihood import TINY, _shifted_row_norm
+
+    rng = np.random.default_rng(2)
+    conf = rng.dirichlet([3, 1.5, 1.5], size=(2, 3))
+    conf[1, 2] = [0.5, 0.5, 0.0]
+    log_conf = np.log(np.maximum(conf, TINY))
+    bias = np.column_stack([np.r_[0.0, 0.3, -2.0, 40.0, -1500.0],
+                            np.r_[1500.0, -0.7, 5.0, 0.0, -40.0]])
+    lc, b = pt.tensor3("lc"), pt.matrix("b")
+    got = pytensor.function([lc, b], _shifted_row_norm(lc, b))(log_conf, bias)
+    want = np.logaddexp.reduce(
+        log_conf[None] + bias[:, :, None, None] * np.array([0.5, 0.0, -0.5]), axis=-1)
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
