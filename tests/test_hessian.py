@@ -216,3 +216,24 @@ def test_btsigma_block_laplace_equals_dense(btsigma_map):
     z = xs[:, engine.value_slices()["skill_z"]]
     sd = np.sqrt(np.diag(fit_dense.cov))[engine.value_slices()["skill_z"]]
     np.testing.assert_allclose(z.std(0), sd, rtol=0.1)
+
+
+def test_dense_draws_of_an_ill_conditioned_cholesky_covariance_do_not_warn():
+    """A covariance (L L^T)^-1 with variances 1e10 apart (a scale near 0) fails numpy's
+    SVD reconstruction check, though PSD by construction: the dense draws (no ``chol``)
+    neither warn nor change, and their covariance is the asked one."""
+    import warnings
+
+    rng = np.random.default_rng(3)
+    q, _ = np.linalg.qr(rng.normal(size=(6, 6)))
+    prec = q @ np.diag([1e-5, 1e-2, 1.0, 3.0, 1e2, 1e5]) @ q.T
+    cov = cov_from_cholesky(np.linalg.cholesky(prec))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        draws = gaussian_draws(np.random.default_rng(0), np.zeros(6), cov, None, 200_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same = np.random.default_rng(0).multivariate_normal(np.zeros(6), cov, size=200_000)
+    np.testing.assert_array_equal(draws, same)
+    z = draws @ np.linalg.cholesky(prec)  # whitened: identity covariance
+    np.testing.assert_allclose(np.cov(z.T), np.eye(6), atol=0.02)

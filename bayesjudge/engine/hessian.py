@@ -157,9 +157,14 @@ def gaussian_draws(rng: np.random.Generator, mean: np.ndarray, cov: np.ndarray,
 
     ``x = mean + L^{-T} z``, z ~ N(0, I), has covariance
     :math:`L^{-T} L^{-1} = (L L^T)^{-1}` = cov: no SVD of a large ``cov``. Without
-    ``chol``, numpy's ``multivariate_normal`` (the engine's original draws).
+    ``chol``, numpy's ``multivariate_normal`` (the engine's original draws), without its
+    positive-semidefiniteness check: every ``cov`` here is ``(L L^T)^{-1}`` of a Cholesky
+    factor (:func:`cov_from_cholesky`), PSD by construction, and the check (an SVD
+    reconstruction to 1e-8 absolute) warns on an ill-conditioned one (a scale near 0,
+    variances ~1e8 apart: the README's AnchoredBT on arena_ppr) while the draws it
+    makes are the same either way.
     """
     if chol is None:
-        return rng.multivariate_normal(mean, cov, size=n_draws)
+        return rng.multivariate_normal(mean, cov, size=n_draws, check_valid="ignore")
     z = rng.standard_normal((mean.size, n_draws))
     return mean + linalg.solve_triangular(chol, z, lower=True, trans="T").T
