@@ -178,3 +178,57 @@ def test_the_flag_warning_points_at_the_users_line():
     with pytest.warns(UserWarning, match=r"laplace_ok=False\): \['a'\]") as record:
         warn_flagged(table, ["item"])
     assert record[0].filename == __file__  # not a file of the package (engine/ moved it once)
+
+
+def test_scaled_offsets_value_equals_the_gradients_value_on_both_paths():
+    """``ScaledOffsets.logp`` (no gradient: the importance weights) gives the value
+    ``logp_grad`` gives, ``fn(to_x(y)) - n_z log tau``, where ``exp(-log tau)`` is safe and
+    where it may overflow (log tau = -150: the slow path with numpy's error state)."""
+    from bayesjudge.engine.laplace_check import ScaledOffsets
+
+    tr = ScaledOffsets(slice(1, 3), 3)
+    fn = lambda x: (-0.5 * np.sum(np.tanh(x) ** 2) + x[0], 1 - np.tanh(x) ** 2)  # noqa: E731
+    value = lambda x: fn(x)[0]  # noqa: E731
+    for t in (0.3, -2.0, -150.0):
+        y = np.array([0.2, 0.5, -0.7, t])
+        by_hand = fn(y * np.r_[1, np.exp(-t), np.exp(-t), 1])[0] - 2 * t
+        assert tr.logp(value, y) == by_hand
+        assert tr.logp_grad(fn, y)[0] == by_hand
+
+
+def test_laplace_draws_weight_by_the_value_function_and_constrain_each_distinct_draw():
+    """Laplace draws of a skewed 2-d density through :class:`Density`: the importance
+    weights use the value-only role (``logp_jacobian_value``; the gradient role only finds
+    the mode and Hessian), each distinct resampled draw is constrained once, and every
+    draw's constrained value is its own row's."""
+    from bayesjudge.engine import laplace
+    from bayesjudge.engine.density import Density
+
+    calls = {"logp_jacobian": 0, "logp_jacobian_value": 0, "constrain": 0}
+
+    def logp_grad(x):
+        calls["logp_jacobian"] += 1
+        return -0.5 * x @ x - np.exp(x[0]) + x[0], -x - np.exp(x[0]) * np.r_[1, 0] + np.r_[1, 0]
+
+    def value(x):
+        calls["logp_jacobian_value"] += 1
+        return np.asarray(-0.5 * x @ x - np.exp(x[0]) + x[0])
+
+    def constrain(x):
+        calls["constrain"] += 1
+        return [np.exp(x[0]), x[1]]
+
+    roles = {"logp": logp_grad, "logp_jacobian": logp_grad,
+             "logp_jacobian_value": value, "constrain": constrain}
+    density = Density(roles.__getitem__, np.zeros(2), ["a", "b"], True)
+    fit = laplace.MAPResult(point={}, x=np.zeros(2), cov=None, logp=0.0)
+    before = dict(calls)
+    draws = laplace.laplace_draws(fit, density, 1000, random_seed=0)
+    imp = fit.importance
+    assert imp.resampled
+    assert calls["logp_jacobian_value"] - before["logp_jacobian_value"] >= 1000
+    distinct = np.unique(imp.draws, axis=0)
+    assert len(distinct) < 1000  # resampling repeats draws ...
+    assert calls["constrain"] - before["constrain"] == len(distinct)  # ... constrained once
+    np.testing.assert_array_equal(draws["a"][0], np.exp(imp.draws[:, 0]))
+    np.testing.assert_array_equal(draws["b"][0], imp.draws[:, 1])

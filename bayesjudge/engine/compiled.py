@@ -129,6 +129,12 @@ class Engine:
             fn = pytensor.function([x], outs_x)
             fn.trust_input = True
             return fn
+        if role == "logp_jacobian_value":
+            outs, x = join_nonshared_inputs(self._ip, [self.model.logp(jacobian=True)],
+                                            self.model.value_vars)
+            fn = pytensor.function([x], outs[0])
+            fn.trust_input = True
+            return fn
         return self._compile_logp_dlogp(self._ip, jacobian=role == "logp_jacobian",
                                         hessian=role == "fgh")
 

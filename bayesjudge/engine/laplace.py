@@ -136,9 +136,12 @@ def laplace_draws(
         )
     logp_jac, constrain_x = density.logp_jac, density.constrain
     centre, cov, chol, to_x, off = fit.laplace_x, fit.cov, fit.chol, None, None
-    logp = lambda v: float(logp_jac(v)[0])  # noqa: E731
+    # the importance weights' log densities: no gradient (compiled on first use)
+    logp_value = lambda v: density.logp_jac_value(v)  # noqa: E731
+    logp = lambda v: float(logp_value(v))  # noqa: E731
     rng = np.random.default_rng(random_seed)
-    centred = _centred_laplace(fit, logp_jac, reparam, blocks) if reparam is not None else None
+    centred = (None if reparam is None
+               else _centred_laplace(fit, logp_jac, logp_value, reparam, blocks))
     if centred is not None:
         xs = hessian.gaussian_draws(rng, *centred[:3], n_draws)
         # a scale that runs off to 0 in the centred Gaussian (two judges that agree: no
@@ -167,7 +170,7 @@ def laplace_draws(
     if reparam is not None and (not gaussian_scale or not imp.resampled):
         # a funnel in the scale: integrate it
         grid = laplace_grid.integrate_scale(logp_jac, fit.laplace_x, fit.cov, reparam, blocks,
-                                            rng, n_draws)
+                                            rng, n_draws, logp_value)
     if grid is not None:
         imp, to_x = grid
     elif not gaussian_scale:  # no grid either: the Gaussian's draws, flagged
@@ -185,9 +188,13 @@ def laplace_draws(
     if not imp.resampled:
         fit.laplace_ok = laplace_check.line_flags(logp, constrain, centre, cov,
                                                   density.param_names, off)
-    rows = [constrain(xi) for xi in imp.draws]
+    # resampled draws repeat (1,000 of them from an ESS of a few hundred): constrain each
+    # distinct one once
+    distinct, where = np.unique(imp.draws, axis=0, return_inverse=True)
+    where = where.reshape(-1)
+    rows = [constrain(xi) for xi in distinct]
     return {
-        name: np.stack([r[i] for r in rows])[None]
+        name: np.stack([r[i] for r in rows])[where][None]
         for i, name in enumerate(density.param_names)
     }
 
@@ -203,9 +210,10 @@ def _scale_is_gaussian(fit: MAPResult, logp_jac, reparam: tuple[slice, int], blo
                                           float(np.sqrt(cov[tau, tau])), blocks)
 
 
-def _centred_laplace(fit: MAPResult, logp_jac, reparam: tuple[slice, int], blocks):
+def _centred_laplace(fit: MAPResult, logp_jac, logp_value, reparam: tuple[slice, int], blocks):
     """(centre, cov, chol, logp, to_x) of the Laplace approximation in centred coordinates
-    (:class:`bayesjudge.engine.laplace_check.ScaledOffsets`), or None where it does not exist."""
+    (:class:`bayesjudge.engine.laplace_check.ScaledOffsets`), or None where it does not exist;
+    ``logp_value``: ``x -> logp`` without the gradient, for the returned ``logp``."""
     tr = laplace_check.ScaledOffsets(*reparam)
     fy = lambda y: tr.logp_grad(logp_jac, y)  # noqa: E731
     res = optim.lbfgs_maximise(fy, tr.from_x(fit.laplace_x))
@@ -217,4 +225,4 @@ def _centred_laplace(fit: MAPResult, logp_jac, reparam: tuple[slice, int], block
         return None
     cov = hessian.cov_from_cholesky(chol, potri=blocks is not None)
     return (res.x, cov, chol if blocks is not None else None,
-            lambda y: float(fy(y)[0]), tr.to_x)
+            lambda y: tr.logp(logp_value, y), tr.to_x)

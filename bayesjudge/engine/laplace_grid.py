@@ -316,11 +316,14 @@ def grid_resample(
 def integrate_scale(
     logp_dlogp: Callable, centre: np.ndarray, cov: np.ndarray, reparam: tuple[slice, int],
     blocks: np.ndarray | None, rng: np.random.Generator, n: int,
+    logp: Callable | None = None,
 ) -> tuple[ImportanceResult, Callable] | None:
     """Grid-integrated, importance-resampled draws of a non-centred scale's model.
 
     ``logp_dlogp``: ``x -> (log density with Jacobian, gradient)`` in the model's own
-    (non-centred) coordinates; ``centre``, ``cov``: its Laplace approximation;
+    (non-centred) coordinates (``logp``: the same density without the gradient, for the
+    importance weights; None: from ``logp_dlogp``); ``centre``, ``cov``: its Laplace
+    approximation;
     ``reparam``: (offsets, log scale) as in :class:`bayesjudge.engine.laplace_check.ScaledOffsets`.
     Returns (result, map of the draws to the model's coordinates), or None where the grid
     cannot be built or its draws fail the Pareto k test.
@@ -331,5 +334,6 @@ def integrate_scale(
     grid = scale_grid(fy, tr.from_x(centre), tau, float(np.sqrt(cov[tau, tau])), blocks)
     if grid is None:
         return None
-    res = grid_resample(lambda y: float(fy(y)[0]), grid, rng, n)
+    value = (lambda y: float(fy(y)[0])) if logp is None else (lambda y: tr.logp(logp, y))
+    res = grid_resample(value, grid, rng, n)
     return (res, tr.to_x) if res.resampled else None
