@@ -527,6 +527,47 @@ def test_predict_and_pointwise_loglik_in_blocks_equal_the_whole(small_table, mon
                                    rtol=1e-9)
 
 
+def test_agreement_check_by_hand_per_battle_and_in_chunks_of_draws(small_table, monkeypatch):
+    """agreement_check()'s expected share of agreeing verdicts, per battle by hand over the
+    Laplace draws (P(r) the reference's label where it voted, Davidson's P(r | d) elsewhere;
+    each judge's confusion rows shifted by its judge_shift on the battle's pair), and the
+    same table when the draws go one at a time (bounded memory) as in the default chunks."""
+    from bayesjudge.models.anchored import likelihood
+
+    model = bj.AnchoredBT(random_seed=0).fit(small_table)
+    whole = model.agreement_check()
+    votes = model.judges()
+    draws = model._all_draws()
+    items, judges = list(model._state_["items"]), list(model._state_["judges"])
+    skill, tie = draws["skill"], draws["tie_logit"]
+    conf, shift = draws["confusion"], draws["judge_shift"]
+    half = np.array([0.5, 0.0, -0.5])
+    verdict = small_table.pivot(index="battle", columns="judge", values="outcome")
+    for row in whole.itertuples():
+        a, b = judges.index(row.judge_a), judges.index(row.judge_b)
+        both = verdict.dropna(subset=[row.judge_a, row.judge_b])
+        pairs = small_table.drop_duplicates("battle").set_index("battle").loc[both.index]
+        agree = np.zeros(len(skill))
+        for battle, (left, right) in pairs[["left", "right"]].iterrows():
+            i, j = items.index(left), items.index(right)
+            human = both.loc[battle].get("human")
+            p_r = (np.tile(np.eye(3)[OUT[human]], (len(skill), 1)) if isinstance(human, str)
+                   else np.array([_davidson_probs(x, t) for x, t in
+                                  zip(skill[:, i] - skill[:, j], tie)]))
+            rows = []
+            for k in (a, b):
+                c = conf[:, k] * np.exp((shift[:, k, i] - shift[:, k, j])[:, None, None] * half)
+                rows.append(c / c.sum(-1, keepdims=True))
+            agree += np.einsum("sr,srv,srv->s", p_r, rows[0], rows[1])
+        assert row.n_battles == len(both)
+        assert row.expected == pytest.approx(agree.mean() / len(both), rel=1e-10)
+        observed = (both[row.judge_a] == both[row.judge_b]).mean()
+        assert row.observed == pytest.approx(observed, rel=1e-12)
+    monkeypatch.setattr(likelihood, "BLOCK", 100)  # one draw per chunk
+    pd.testing.assert_frame_equal(model.agreement_check(), whole, rtol=1e-12)
+    pd.testing.assert_frame_equal(model.judges(), votes, rtol=1e-12)
+
+
 def test_shifted_row_normaliser_is_a_logsumexp_and_stays_finite():
     """log sum_w C[r, w] exp(b SHIFT_w) against numpy's logaddexp, with |b| up to 1,500
     (where exp(b / 2) alone overflows) and a confusion entry at the TINY floor."""

@@ -15,6 +15,7 @@ from bayesjudge.models.anchored.data import MISSING, Cells, outcome_codes
 from bayesjudge.models.anchored.likelihood import (
     BLOCK,
     SHIFT,
+    draw_chunks,
     joint_log_terms,
     judge_confusion,
     ref_log_probs,
@@ -65,8 +66,9 @@ def _through(c: np.ndarray, p: np.ndarray) -> np.ndarray:
         + p[..., 2, None] * c[..., 2, :]
 
 
-#: Draws per block where a (draws, pairs, 3, 3) array is formed (memory ~ CHUNK x pairs x 72 B).
-CHUNK = 100
+#: Columns of :meth:`AnchoredReports.agreement_check`.
+AGREEMENT_COLUMNS = ["judge_a", "judge_b", "n_battles", "observed", "expected", "lower",
+                     "upper", "p_value"]
 
 
 class AnchoredReports:
@@ -202,7 +204,8 @@ class AnchoredReports:
         return {k: v.mean(axis=0) for k, v in self._all_draws().items()}
 
     def _reference_votes(self, confusion: np.ndarray, params=None) -> np.ndarray:
-        """I_k / I_ref per draw and judge: (draws, judges), in blocks of :data:`CHUNK` draws.
+        """I_k / I_ref per draw and judge: (draws, judges), in chunks of draws
+        (:func:`~bayesjudge.models.anchored.likelihood.draw_chunks`).
 
         The information of an outcome depends on its battle's ordered pair only (d, and
         the pair's confusion with judge effects), so it is computed once per distinct
@@ -217,8 +220,8 @@ class AnchoredReports:
             np.bincount(pair_of, cells.count * (cells.verdicts[:, k] < MISSING), len(pairs))
             for k in range(confusion.shape[1])])
         out = np.empty((len(confusion), confusion.shape[1]))
-        for lo in range(0, len(confusion), CHUNK):
-            part = {n: v[lo:lo + CHUNK] for n, v in params.items()}
+        for sl in draw_chunks(len(confusion), 9 * len(pairs)):  # (draws, pairs, 3, 3) arrays
+            part = {n: v[sl] for n, v in params.items()}
             d = part["skill"][:, left] - part["skill"][:, right]
             if "position_bias" in part:
                 d = d + np.reshape(part["position_bias"], (-1, 1))
@@ -228,7 +231,7 @@ class AnchoredReports:
                     if "judge_discrimination" in part else None
                 info = reference_information(
                     d, part["tie_logit"], judge_confusion(part, k, left, right), slope)
-                out[lo:lo + CHUNK, k] = (info @ weight[:, k]) / (ref_info @ weight[:, k])
+                out[sl, k] = (info @ weight[:, k]) / (ref_info @ weight[:, k])
         return out
 
     # -- predict -------------------------------------------------------------------------
@@ -360,34 +363,40 @@ class AnchoredReports:
         params = self._all_draws()
         rows = []
         if len(judges) < 2:
-            return pd.DataFrame(columns=["judge_a", "judge_b", "n_battles", "observed",
-                                         "expected", "lower", "upper", "p_value"])
+            return pd.DataFrame(columns=AGREEMENT_COLUMNS)
+        pairs = [(a, b) for a in range(len(judges)) for b in range(a + 1, len(judges))]
+        both = {(a, b): (cells.verdicts[:, a] < MISSING) & (cells.verdicts[:, b] < MISSING)
+                for a, b in pairs}
+        n_draws = len(params["skill"])
+        # per draw and judge pair: the mean and variance of the number of agreeing battles
+        mean = {ab: np.empty(n_draws) for ab in pairs}
+        var = {ab: np.empty(n_draws) for ab in pairs}
         empty = np.zeros((len(cells.count), 0))
-        p_ref = _softmax(joint_log_terms(params, cells.left, cells.right, empty))
         known = cells.ref_known  # the channelled outcome is one of its votes, uniformly
-        p_ref[:, known] = cells.ref_share[known][None]
+        # in chunks of draws: (draws, cells, 3, 3) per judge (a NUTS posterior on arena_ppr's
+        # 8,344 cells would otherwise hold 4,000 x 8,344 x 3 reference probabilities at once)
+        # (per draw and cell: P(r), every judge's 3 x 3 rows, one pair's gathered copies)
+        for sl in draw_chunks(n_draws, len(cells.count) * (3 + 9 * len(judges) + 21)):
+            chunk = {name: v[sl] for name, v in params.items()}
+            p_ref = _softmax(joint_log_terms(chunk, cells.left, cells.right, empty))
+            p_ref[:, known] = cells.ref_share[known][None]
+            conf = [judge_confusion(chunk, k, cells.left, cells.right)  # pair's own C_k
+                    for k in range(len(judges))]
+            for a, b in pairs:
+                m = both[a, b]
+                p = np.einsum("scr,scrv,scrv->sc", p_ref[:, m], conf[a][:, m], conf[b][:, m])
+                n = cells.count[m]
+                mean[a, b][sl], var[a, b][sl] = p @ n, (p * (1 - p)) @ n
         rng = np.random.default_rng(self.random_seed)
-        for a in range(len(judges)):
-            for b in range(a + 1, len(judges)):
-                both = (cells.verdicts[:, a] < MISSING) & (cells.verdicts[:, b] < MISSING)
-                n = cells.count[both]
-                total = n.sum()
-                if total == 0:
-                    continue
-                p = np.empty((len(p_ref), both.sum()))
-                for lo in range(0, len(p_ref), CHUNK):  # per-pair confusion with a judge_shift
-                    sl = slice(lo, lo + CHUNK)
-                    chunk = {n: v[sl] for n, v in params.items()}
-                    ca, cb = (judge_confusion(chunk, x, cells.left[both], cells.right[both])
-                              for x in (a, b))
-                    p[sl] = np.einsum("scr,scrv,scrv->sc", p_ref[sl][:, both], ca, cb)
-                mean = p @ n
-                sd = np.sqrt((p * (1 - p)) @ n)
-                rep = (mean + sd * rng.standard_normal(len(mean))) / total
-                obs = float(n @ (cells.verdicts[both, a] == cells.verdicts[both, b])) / total
-                tail = min((rep >= obs).mean(), (rep <= obs).mean())
-                lo, hi = np.quantile(rep, [(1 - ci_prob) / 2, (1 + ci_prob) / 2])
-                rows.append((judges[a], judges[b], int(total), obs, float(mean.mean() / total),
-                             lo, hi, min(1.0, 2 * tail)))
-        return pd.DataFrame(rows, columns=["judge_a", "judge_b", "n_battles", "observed",
-                                           "expected", "lower", "upper", "p_value"])
+        for a, b in pairs:
+            m, n = both[a, b], cells.count[both[a, b]]
+            total = n.sum()
+            if total == 0:
+                continue
+            rep = (mean[a, b] + np.sqrt(var[a, b]) * rng.standard_normal(n_draws)) / total
+            obs = float(n @ (cells.verdicts[m, a] == cells.verdicts[m, b])) / total
+            tail = min((rep >= obs).mean(), (rep <= obs).mean())
+            lo, hi = np.quantile(rep, [(1 - ci_prob) / 2, (1 + ci_prob) / 2])
+            rows.append((judges[a], judges[b], int(total), obs,
+                         float(mean[a, b].mean() / total), lo, hi, min(1.0, 2 * tail)))
+        return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
