@@ -26,7 +26,7 @@ from bayesjudge.data import (
 )
 from bayesjudge.data.arena import comparisons_table
 from bayesjudge.data.counts import COUNT, warn_unused_columns
-from bayesjudge.models.anchored.likelihood import TINY
+from bayesjudge.models.anchored.likelihood import TINY, distinct_pairs
 
 COLUMNS = ("battle", "judge", "left", "right", "outcome")
 #: Code of "no verdict" (the reference did not judge the battle, or judge k did not).
@@ -113,8 +113,7 @@ class Cells:
             verdict_onehot[np.flatnonzero(seen), 3 * k + v[seen]] = 1.0
         # the distinct ordered pairs: a judge's shifted confusion rows are normalised once
         # per pair (there are far fewer pairs than cells), then gathered per cell
-        pairs, cell_pair = np.unique(np.column_stack([self.left, self.right]), axis=0,
-                                     return_inverse=True)
+        pair_left, pair_right, cell_pair = distinct_pairs(self.left, self.right)
         seen = (self.verdicts < MISSING).astype(float)
         sign = np.where(self.verdicts == 0, 1.0, np.where(self.verdicts == 2, -1.0, 0.0))
         return {"cell_left": self.left.astype(np.int64), "cell_right": self.right.astype(np.int64),
@@ -122,9 +121,9 @@ class Cells:
                 "ref_log_share": np.log(np.maximum(self.ref_share, TINY)),
                 "ref_known": self.ref_known.astype(float),
                 "verdict_onehot": verdict_onehot, "cell_count": self.count,
-                "pair_left": pairs[:, 0].astype(np.int64),
-                "pair_right": pairs[:, 1].astype(np.int64),
-                "cell_pair": cell_pair.reshape(-1).astype(np.int64),
+                "pair_left": pair_left.astype(np.int64),
+                "pair_right": pair_right.astype(np.int64),
+                "cell_pair": cell_pair.astype(np.int64),
                 "verdict_seen": seen.reshape(n, n_judges),
                 "verdict_shift": 0.5 * sign.reshape(n, n_judges)}
 

@@ -15,6 +15,7 @@ from bayesjudge.models.anchored.data import MISSING, Cells, outcome_codes
 from bayesjudge.models.anchored.likelihood import (
     BLOCK,
     SHIFT,
+    distinct_pairs,
     draw_chunks,
     joint_log_terms,
     judge_confusion,
@@ -212,15 +213,12 @@ class AnchoredReports:
         pair, weighted by the battles of the pair each judge judged."""
         params = dict(params or self._all_draws(), confusion=confusion)
         cells = self._cells()
-        pairs, pair_of = np.unique(np.column_stack([cells.left, cells.right]), axis=0,
-                                   return_inverse=True)
-        left, right = pairs[:, 0], pairs[:, 1]
-        pair_of = pair_of.reshape(-1)
+        left, right, pair_of = distinct_pairs(cells.left, cells.right)
         weight = np.column_stack([  # (pairs, judges): battles of the pair the judge judged
-            np.bincount(pair_of, cells.count * (cells.verdicts[:, k] < MISSING), len(pairs))
+            np.bincount(pair_of, cells.count * (cells.verdicts[:, k] < MISSING), len(left))
             for k in range(confusion.shape[1])])
         out = np.empty((len(confusion), confusion.shape[1]))
-        for sl in draw_chunks(len(confusion), 9 * len(pairs)):  # (draws, pairs, 3, 3) arrays
+        for sl in draw_chunks(len(confusion), 9 * len(left)):  # (draws, pairs, 3, 3) arrays
             part = {n: v[sl] for n, v in params.items()}
             d = part["skill"][:, left] - part["skill"][:, right]
             if "position_bias" in part:
@@ -373,18 +371,23 @@ class AnchoredReports:
         var = {ab: np.empty(n_draws) for ab in pairs}
         empty = np.zeros((len(cells.count), 0))
         known = cells.ref_known  # the channelled outcome is one of its votes, uniformly
-        # in chunks of draws: (draws, cells, 3, 3) per judge (a NUTS posterior on arena_ppr's
-        # 8,344 cells would otherwise hold 4,000 x 8,344 x 3 reference probabilities at once)
-        # (per draw and cell: P(r), every judge's 3 x 3 rows, one pair's gathered copies)
-        for sl in draw_chunks(n_draws, len(cells.count) * (3 + 9 * len(judges) + 21)):
+        # each judge's confusion rows depend on the ordered pair only: computed per pair
+        pair_left, pair_right, cell_pair = distinct_pairs(cells.left, cells.right)
+        # in chunks of draws (a NUTS posterior on arena_ppr's 8,344 cells would otherwise
+        # hold 4,000 x 8,344 x 3 reference probabilities at once); per draw: P(r) and a
+        # judge pair's agreement per cell, every judge's 3 x 3 rows per pair
+        per_draw = 6 * len(cells.count) + 9 * len(pair_left) * (len(judges) + 1)
+        for sl in draw_chunks(n_draws, per_draw):
             chunk = {name: v[sl] for name, v in params.items()}
             p_ref = _softmax(joint_log_terms(chunk, cells.left, cells.right, empty))
             p_ref[:, known] = cells.ref_share[known][None]
-            conf = [judge_confusion(chunk, k, cells.left, cells.right)  # pair's own C_k
+            conf = [judge_confusion(chunk, k, pair_left, pair_right)  # the pair's own C_k
                     for k in range(len(judges))]
             for a, b in pairs:
                 m = both[a, b]
-                p = np.einsum("scr,scrv,scrv->sc", p_ref[:, m], conf[a][:, m], conf[b][:, m])
+                # sum_v C_a[r, v] C_b[r, v] per pair, then sum_r P(r) of it per cell
+                same = (conf[a] * conf[b]).sum(-1)[:, cell_pair[m]]
+                p = (p_ref[:, m] * same).sum(-1)
                 n = cells.count[m]
                 mean[a, b][sl], var[a, b][sl] = p @ n, (p * (1 - p)) @ n
         rng = np.random.default_rng(self.random_seed)
