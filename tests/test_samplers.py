@@ -162,15 +162,20 @@ def _count_compiles(monkeypatch):
 def test_a_fresh_engine_loads_its_functions_from_disk(disk_cache, monkeypatch):
     calls = _count_compiles(monkeypatch)
     first = MisclassificationModel(priors="flat").fit_counts(*COUNTS)
-    first.summarize()  # Laplace: the log density with the Jacobian too
-    assert sorted(calls) == ["constrain", "fgh", "logp_jacobian"]  # MAP by Newton
-    assert len(list(disk_cache.glob("*.pkl"))) == 3
+    first.summarize()  # Laplace: the log density with the Jacobian too, and its value
+    # alone for the importance weights of the draws
+    assert sorted(calls) == ["constrain", "fgh", "logp_jacobian", "logp_jacobian_value"]
+    assert len(list(disk_cache.glob("*.pkl"))) == 4  # MAP by Newton (fgh)
     compiled.clear_cache()  # as a new process: nothing compiled in memory
     calls.clear()
     other = (30, 50, 45, 50, 30, 50)  # different data: the loaded functions must see them
     loaded = MisclassificationModel(priors="flat").fit_counts(*other)
     loaded_summary = loaded.summarize()
     assert calls == []
+    # the loaded value-only density sees the new counts as the loaded gradient one does
+    density, x = loaded._engine.density, loaded._map_result.laplace_x
+    assert float(density.logp_jac_value(x)) == pytest.approx(float(density.logp_jac(x)[0]),
+                                                             rel=1e-12)
     monkeypatch.setenv("BAYESJUDGE_CACHE_DIR", "")  # off: compile from scratch
     compiled.clear_cache()
     fresh = MisclassificationModel(priors="flat").fit_counts(*other)
