@@ -157,7 +157,7 @@ def laplace_draws(
     # With a non-centred scale, whether the Gaussian covers the scale's marginal is checked
     # first (three conditional modes): where it does not, importance weights are blind to
     # the funnel's mass the Gaussian never proposes and the grid integrates the scale
-    # whatever they say, so they are not computed (1,000 log densities, ~20% of an
+    # whatever they say, so they are not computed (1,000 log densities, ~15% of an
     # AnchoredBT ranking()). A failed Gaussian is a funnel too: the grid (the defensive
     # mixture's 3,000 more log densities rarely fix a funnel, and are kept for when the
     # grid cannot be built or fails too).
