@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import bayesjudge as bj
 from bayesjudge.cli import main
 
 ITEMS = ["000", "1.1", "1.10", "NA", "007"]  # ids pandas would mangle if read as numbers
@@ -135,6 +136,26 @@ def test_rank_counts_every_row_with_and_without_symmetrisation(files, tmp_path, 
                                   atol=1e-4, check_exact=False)
 
 
+def test_joint_rank_sets_for_the_bt_family(files, tmp_path, capsys):
+    """--joint gives every model's simultaneous rank sets (``ranking(joint=True)``), which
+    contain the marginal intervals; the header says which the file holds."""
+    out = {}
+    for joint in ([], ["--joint"]):
+        path = tmp_path / f"r{len(joint)}.csv"
+        assert main(["rank", str(files / "hard.csv"), "--model", "davidson-bt", *joint,
+                     "--out", str(path)]) == 0
+        assert ("simultaneous rank sets" in capsys.readouterr().out) == bool(joint)
+        out[bool(joint)] = _read_exact(path).set_index("item")
+    model = bj.DavidsonBT(random_seed=0).fit(
+        pd.read_csv(files / "hard.csv", dtype=str, keep_default_na=False))
+    expect = model.ranking(ci_prob=0.95, joint=True).set_index("item")
+    cols = ["rank_lower", "rank_upper"]
+    pd.testing.assert_frame_equal(out[True].loc[expect.index, cols], expect[cols],
+                                  check_dtype=False)
+    assert (out[True]["rank_lower"] <= out[False]["rank_lower"]).all()
+    assert (out[True]["rank_upper"] >= out[False]["rank_upper"]).all()
+
+
 def _no_input(d, *extra):
     # the input does not exist: an argument error must come first
     args = ["rank", str(d / "no-comparisons.csv"), *extra]
@@ -150,6 +171,11 @@ def _no_input(d, *extra):
      "--symmetrize turns every pair judged in both orders to one orientation"),
     (["--symmetrize", "yes"], "unrecognized arguments: yes"),
     (["--model", "bt", "--per-aspect"], "--per-aspect applies to --model bt-sigma only"),
+    (["--model", "davidson-bt", "--reference", "gpt"],
+     "--reference applies to --model anchored only"),
+    (["--model", "anchored", "--kind", "hard"], "--kind does not apply to --model anchored"),
+    (["--model", "anchored", "--no-symmetrize"],
+     "--symmetrize / --no-symmetrize does not apply to --model anchored"),
     (["--method", "nuts", "--chains", "1"], "--chains 1 is too small"),
     (["--seed", "-3"], "--seed must lie in"),
     (["--method", "nuts", "--cores", "0"], "--cores must be a positive integer"),

@@ -12,7 +12,8 @@ def run_anchored(args: argparse.Namespace, comparisons) -> int:
     from bayesjudge import AnchoredBT
 
     effects = args.judge_effects is not False  # on unless --no-judge-effects
-    model = AnchoredBT(reference=args.reference, discrimination=effects, item_bias=effects,
+    reference = "human" if args.reference is None else args.reference
+    model = AnchoredBT(reference=reference, discrimination=effects, item_bias=effects,
                        random_seed=args.seed)
     model.fit(comparisons, method=args.method, draws=args.draws, tune=args.tune,
               chains=args.chains, cores=args.cores, progressbar=sys.stderr.isatty())
@@ -25,7 +26,7 @@ def run_anchored(args: argparse.Namespace, comparisons) -> int:
     st = model._state_
     sets = "simultaneous rank sets" if args.joint else "marginal rank intervals"
     print(f"AnchoredBT ({args.method}) on {len(comparisons)} rows: {st['n_battles']} battles, "
-          f"{st['n_reference']} judged by the reference {args.reference!r}; {len(ranking)} "
+          f"{st['n_reference']} judged by the reference {reference!r}; {len(ranking)} "
           f"items ({sets}):")
     print(ranking.to_string(**fmt))
     if len(judges):

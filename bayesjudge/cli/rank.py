@@ -94,10 +94,20 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
             raise UsageError("--tie, --discriminators and --position-bias apply to --model "
                              "davidson-bt only (--discriminators and --position-bias also to "
                              "--model ordinal). Fix: add --model davidson-bt or drop them.")
-        if args.judge_effects is not None and args.model != "anchored":
-            flag = "--judge-effects" if args.judge_effects else "--no-judge-effects"
-            raise UsageError(f"{flag} applies to --model anchored only. Fix: add "
-                             f"--model anchored or drop {flag}.")
+        if args.model != "anchored":
+            effects = {True: "--judge-effects", False: "--no-judge-effects", None: None}
+            for flag in (effects[args.judge_effects],
+                         "--reference" if args.reference is not None else None):
+                if flag:
+                    raise UsageError(f"{flag} applies to --model anchored only. Fix: add "
+                                     f"--model anchored or drop {flag}.")
+        else:
+            for flag, given in (("--kind", args.kind is not None),
+                                ("--symmetrize / --no-symmetrize", args.symmetrize is not None)):
+                if given:
+                    raise UsageError(f"{flag} does not apply to --model anchored (a battle's "
+                                     f"verdicts are fitted as shown, left and right, as "
+                                     f"outcomes). Fix: drop {flag}.")
         if args.symmetrize and args.position_bias:
             raise UsageError("--symmetrize turns every pair judged in both orders to one "
                              "orientation, which leaves --position-bias nothing to learn from. "
@@ -127,10 +137,11 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
                       help="pairwise judgments (see the format below)")
     rank.add_argument("--model", choices=MODELS, default="bt-sigma",
                       help="bt, bt-sigma (default), davidson-bt, ordinal or anchored")
-    rank.add_argument("--reference", default="human",
+    rank.add_argument("--reference", default=None,
                       help="anchored: the reference judge's id (default human)")
     rank.add_argument("--joint", action="store_true",
-                      help="anchored: simultaneous rank sets instead of marginal intervals")
+                      help="simultaneous rank sets instead of marginal intervals: with "
+                      "probability --level every item's rank lies in its set at once")
     rank.add_argument("--judge-effects", action=argparse.BooleanOptionalAction, default=None,
                       help="anchored: each judge's own scale and item preferences "
                       "(discrimination=True, item_bias=True; the default); "
@@ -225,7 +236,7 @@ def run_rank(args: argparse.Namespace) -> int:
     model = build_model(args)
     model.fit(comparisons, method=args.method, draws=args.draws, tune=args.tune,
               chains=args.chains, cores=args.cores, progressbar=sys.stderr.isatty())
-    ranking = model.ranking(ci_prob=args.level)
+    ranking = model.ranking(ci_prob=args.level, joint=args.joint)
     ranking.to_csv(args.out, index=False)
     judges = model.judges(ci_prob=args.level)
     judges["n_comparisons"] = judges["n_comparisons"].astype(int)  # a count, stored as float
@@ -236,8 +247,9 @@ def run_rank(args: argparse.Namespace) -> int:
     n_ctx = ranking["context"].nunique() if "context" in ranking else 1
     # every row is an observation, symmetrised or not (eq. 3 keeps the rows' weight)
     sym = ", both orders symmetrised (eq. 3)" if getattr(model, "symmetrize", False) else ""
+    sets = "; simultaneous rank sets" if args.joint else ""
     print(f"{type(model).__name__} ({args.method}{sym}) on {len(comparisons)} comparisons, "
-          f"{len(ranking)} items in {n_ctx} context(s):")
+          f"{len(ranking)} items in {n_ctx} context(s){sets}:")
     for note in notes:
         print(f"  ({note})")
     head = ranking if n_ctx == 1 else ranking.groupby("context", sort=False).head(3)
