@@ -78,7 +78,7 @@ def test_unknown_models_are_named():
 
 def test_crowd_study_keeps_a_share_of_the_crowds_battles_and_the_judges_everywhere():
     from bayesjudge.experiments.anchored_ranking import crowd_rank_set_study
-    from bayesjudge.models.anchored.model import simulate_battles
+    from bayesjudge.models.anchored.simulate import simulate_battles
 
     table, _ = simulate_battles(np.linspace(-1, 1, 6), 300, random_seed=2, reference_share=0.5,
                                 crowd=3)

@@ -39,6 +39,8 @@ def zero_sum_skills(y, n_items: int):
 
 
 #: How an item-bias difference b shifts a judge's verdict logits (left, tie, right).
+#: The three outcomes, in the order of every array axis over them.
+OUTCOMES = ["left", "tie", "right"]
 SHIFT = np.array([0.5, 0.0, -0.5])
 
 

@@ -14,6 +14,7 @@ from bayesjudge.engine.laplace_check import warn_flagged
 from bayesjudge.models.anchored.data import MISSING, Cells, outcome_codes
 from bayesjudge.models.anchored.likelihood import (
     BLOCK,
+    OUTCOMES,
     SHIFT,
     distinct_pairs,
     draw_chunks,
@@ -23,7 +24,7 @@ from bayesjudge.models.anchored.likelihood import (
 )
 from bayesjudge.rank_sets import simultaneous_rank_sets
 
-_OUTCOMES = np.array(["left", "tie", "right"], dtype=object)
+_OUTCOMES = np.array(OUTCOMES, dtype=object)
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
