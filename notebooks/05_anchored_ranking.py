@@ -285,6 +285,40 @@ if ANCHORED:
         display(fit.agreement_check(ci_prob=0.9).round(3))
 
 # %% [markdown]
+# The same assumption on held-out battles: one draw of the protocol (n = 990), `predict`
+# on the design's battles without a kept human vote, scored against their real human label
+# (mean log score, higher is better), conditioning on the LLM verdicts or on none (P(r | d)
+# from the skills alone).
+
+# %%
+if ANCHORED:
+    from bayesjudge.experiments.anchored_ranking import _draw_table, _pool, balanced_design
+    from bayesjudge.experiments.runner import task_seeds
+
+    judges_all = list(ARENA_PPR_JUDGES.values())
+    pool = _pool(arena, list(ARENA_PPR_MODELS), "human", judges_all)
+    design, kept = balanced_design(pool, list(ARENA_PPR_MODELS), None, N_MAIN,
+                                   np.random.default_rng(task_seeds(SEED, 1)[0]))
+    draw = _draw_table(pool, design, kept, "human", judges_all)
+    held = ~draw["battle"].isin(draw.loc[draw["judge"] == "human", "battle"])
+    label = arena[(arena["judge"] == "human")].set_index("battle")["outcome"]
+    scores = {}
+    for name, judges in JUDGE_SETS.items():
+        rows = draw[draw["judge"].isin(["human", *judges])]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = AnchoredBT(reference="human", random_seed=0).fit(rows)
+        test = rows[held.loc[rows.index]]
+        for given, frame in (("LLM verdicts", test),
+                             ("none", test.drop_duplicates("battle")[["battle", "left", "right"]])):
+            probs = fit.predict(frame).set_index("battle")[["p_left", "p_tie", "p_right"]]
+            said = probs.columns.get_indexer("p_" + label.loc[probs.index])
+            scores[(name, given)] = float(np.mean(np.log(
+                probs.to_numpy(float)[np.arange(len(probs)), said])))
+    print(f"{int(held.groupby(draw['battle']).first().sum())} held-out battles")
+    display(pd.Series(scores).unstack().round(3))
+
+# %% [markdown]
 # ## 7. Closing note (numbers of the stored full run, seed 2024)
 #
 # * **Human only** (`DavidsonBT`, MAP, n = 990): per-model coverage 0.986, all 12 covered in

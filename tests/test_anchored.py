@@ -355,54 +355,6 @@ def test_judge_effects_reports(small_table, tmp_path):
     assert names >= {"judge_discrimination", "judge_item_bias_spread", "judge_shift"}
 
 
-
-def _graph_values(model, table, names, seed=4):
-    """The graph's ``names`` at a random point of its value variables (and that point)."""
-    pm_model = model._build(model._prepare(table))
-    rng = np.random.default_rng(seed)
-    point = {k: rng.normal(0, 0.7, np.shape(v)) for k, v in pm_model.initial_point().items()}
-    outs = pm_model.replace_rvs_by_values([pm_model[n] for n in names])
-    fn = pm_model.compile_fn(outs, inputs=pm_model.value_vars, on_unused_input="ignore",
-                             point_fn=False)
-    return pm_model, point, fn(*[point[v.name] for v in pm_model.value_vars])
-
-
-def test_shared_item_bias_is_the_common_part_of_the_judges_preferences(small_table):
-    """e_k = tau B (sqrt(rho) z_0 + sqrt(1 - rho) w_k), by hand from the value variables
-    (B: the orthonormal zero-sum basis, rebuilt here from its definition); the shared
-    layer exists only with two or more judges and a learned spread."""
-    from scipy.special import expit
-
-    names = ["judge_item_bias", "shared_item_bias"]
-    pm_model, point, (e, common) = _graph_values(bj.AnchoredBT(random_seed=0), small_table,
-                                                 names)
-    z = point["judge_item_bias_offset"]
-    assert z.shape == (4, 5)  # row 0 shared, then the three judges; 6 items - 1
-    tau = np.exp(point["judge_item_bias_spread_log__"])
-    rho = expit(point["judge_item_bias_share_logodds__"])
-    n = 6  # B: orthonormal columns, each orthogonal to the ones vector
-    basis = np.linalg.svd(np.eye(n) - 1.0 / n)[0][:, : n - 1]
-    mix = np.sqrt(rho) * z[0] + np.sqrt(1 - rho) * z[1:]
-    # B is unique up to a rotation of the zero-sum space: compare the Gram matrices
-    mine = tau * mix @ basis.T
-    assert np.allclose(e.sum(axis=1), 0) and np.allclose(common.sum(), 0)
-    assert np.allclose(e @ e.T, mine @ mine.T, rtol=1e-10, atol=1e-12)
-    assert np.allclose(common @ common, tau**2 * rho * z[0] @ z[0], rtol=1e-10)
-    # the judges' own parts: e_k - common = tau sqrt(1 - rho) B w_k
-    own = e - common
-    assert np.allclose(own @ own.T, tau**2 * (1 - rho) * z[1:] @ z[1:].T, rtol=1e-10)
-    assert {v.name for v in pm_model.free_RVs} >= {"judge_item_bias_share"}
-
-    one = small_table[small_table["judge"].isin(["human", "judge-good"])]
-    for model, table in [(bj.AnchoredBT(random_seed=0), one),
-                         (bj.AnchoredBT(random_seed=0, shared_item_bias=False), small_table),
-                         (bj.AnchoredBT(random_seed=0, priors="flat"), small_table)]:
-        pm_model = model._build(model._prepare(table))
-        names = {v.name for v in pm_model.free_RVs}
-        assert "judge_item_bias_share" not in names and "shared_item_bias" not in pm_model
-        n_j = table["judge"].nunique() - 1
-        assert pm_model.initial_point()["judge_item_bias_offset"].shape == (n_j, 5)
-
 ARENA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arena_ppr" / "battles.csv"
 
 

@@ -78,17 +78,6 @@ class AnchoredBT(AnchoredReports, BayesianModel):
         toward its own (GPT-4 on palm-2 / vicuna-13b in arena_ppr). The MAP's Laplace
         draws integrate tau on a grid where its posterior is a funnel
         (:mod:`bayesjudge.engine.laplace_grid`).
-    shared_item_bias : bool, default True
-        With ``item_bias`` and two or more judges: part of the judges' own preferences is
-        common to all of them (LLM judges share tastes the reference does not have),
-        z_k = sqrt(rho) z_0 + sqrt(1 - rho) w_k with z_0, w_k iid Normal(0, 1), so
-        e_k keeps its spread tau and any two judges' e correlate by rho
-        (``judge_item_bias_share``, Beta(1, 1)); ``shared_item_bias`` = tau sqrt(rho) B z_0
-        is the part they share. Without it the judges' preferences are independent and
-        several judges that agree with each other on where they differ from the reference
-        count as independent evidence (arena_ppr, GPT-4 + Claude-3 + GPT-3.5: all 12
-        ranks covered at once in 0.77 of the protocol's draws against 0.57). Ignored with
-        one judge, and with a flat spread (no pooling).
 
         Both options are on by default: they are the setting whose rank intervals cover
         the human ranking on real data (arena_ppr, notebook 05: 0.975 per model against
@@ -106,7 +95,6 @@ class AnchoredBT(AnchoredReports, BayesianModel):
             judge_discrimination    Prior('Normal', mu=0, sigma=1)   a_k
             judge_item_bias_spread  Prior('HalfNormal', sigma=0.5)   tau
             judge_item_bias_offset  Prior('Normal', mu=0, sigma=1)   z_k (e_k = tau B z_k)
-            judge_item_bias_share   Prior('Beta', alpha=1, beta=1)   rho (shared_item_bias)
 
         Each confusion row is Dirichlet with concentration 3 on the diagonal (the
         verdict that agrees with the reference) and 1.5 elsewhere: prior mean 0.5 for
@@ -133,18 +121,15 @@ class AnchoredBT(AnchoredReports, BayesianModel):
         "judge_discrimination": Prior("Normal", mu=0, sigma=1),
         "judge_item_bias_spread": Prior("HalfNormal", sigma=0.5),
         "judge_item_bias_offset": Prior("Normal", mu=0, sigma=1),
-        "judge_item_bias_share": Prior("Beta", alpha=1, beta=1),
     }
 
     def __init__(self, reference: Any = "human", *, position_bias: bool = False,
                  discrimination: bool = True, item_bias: bool = True,
-                 shared_item_bias: bool = True,
                  priors: None | str | Mapping = None, random_seed: int | None = None):
         self.reference = reference
         self.position_bias = position_bias
         self.discrimination = discrimination
         self.item_bias = item_bias
-        self.shared_item_bias = shared_item_bias
         self.priors = priors
         self.random_seed = random_seed
 
@@ -152,16 +137,14 @@ class AnchoredBT(AnchoredReports, BayesianModel):
         return tuple(k for k in self.default_priors
                      if (k != "position_bias" or self.position_bias)
                      and (k != "judge_discrimination" or self.discrimination)
-                     and (not k.startswith("judge_item_bias") or self.item_bias)
-                     and (k != "judge_item_bias_share" or self.shared_item_bias))
+                     and (not k.startswith("judge_item_bias") or self.item_bias))
 
     def _flat_priors(self) -> dict[str, Prior]:
         return {"skill": Prior("Flat"), "tie_logit": Prior("Flat"),
                 "position_bias": Prior("Flat"),
                 "confusion": Prior("Dirichlet", diagonal=1, off_diagonal=1),
                 "judge_discrimination": Prior("Flat"), "judge_item_bias_spread": Prior("Flat"),
-                "judge_item_bias_offset": Prior("Flat"),
-                "judge_item_bias_share": Prior("Beta", alpha=1, beta=1)}  # unused: no pooling
+                "judge_item_bias_offset": Prior("Flat")}
 
     @property
     def _summary_vars(self) -> tuple[str, ...]:
@@ -174,16 +157,9 @@ class AnchoredBT(AnchoredReports, BayesianModel):
                 names.append("judge_discrimination")
             if self.item_bias:
                 names += ["judge_item_bias_spread", "judge_item_bias"]
-                if self._shares_item_bias(len(self._state_["judges"])):
-                    names += ["judge_item_bias_share", "shared_item_bias"]
             if self.discrimination or self.item_bias:
                 names.append("judge_shift")
         return tuple(names)
-
-    def _shares_item_bias(self, n_judges: int) -> bool:
-        """Whether the graph has the shared layer of the judges' preferences."""
-        return (self.item_bias and self.shared_item_bias and n_judges >= 2
-                and self.resolved_priors()["judge_item_bias_spread"].dist != "Flat")
 
     def _has_judges(self) -> bool:
         st = getattr(self, "_state_", None)
@@ -201,7 +177,6 @@ class AnchoredBT(AnchoredReports, BayesianModel):
         coords = {"item": battles.items.tolist(), "judge": battles.judges.tolist(),
                   "reference_outcome": OUTCOMES, "verdict": OUTCOMES,
                   "item_free": np.arange(len(battles.items) - 1),
-                  "judge_layer": np.arange(n_j + 1),  # 0: shared, k: judge k - 1
                   "cell": np.arange(len(cells.count))}
         return FitData(
             data=data, coords=coords,
@@ -233,13 +208,13 @@ class AnchoredBT(AnchoredReports, BayesianModel):
                 log_conf = pt.log(pt.maximum(conf, TINY))
             bias = None
             if n_j and (self.item_bias or self.discrimination):
-                shift = self._judge_shift(priors, skill, n_items, n_j)
+                shift = self._judge_shift(priors, skill, n_items)
                 bias = (shift[:, data["pair_left"]] - shift[:, data["pair_right"]]).T
             ll = cell_loglik_pt(diff, tie, log_conf, data, bias)
             pm.Potential("loglik", pt.sum(data["cell_count"] * ll))
         return model
 
-    def _judge_shift(self, priors, skill, n_items: int, n_judges: int):
+    def _judge_shift(self, priors, skill, n_items: int):
         """u_k = a_k s + e_k per judge (``judge_shift``): the judge's skills are s + u_k.
 
         a_k (``judge_discrimination``, with ``discrimination=True``): how much more the
@@ -247,11 +222,7 @@ class AnchoredBT(AnchoredReports, BayesianModel):
         ``item_bias=True``): zero-sum, e_k = tau B z_k with z_k iid Normal(0, 1) and
         one spread tau (``judge_item_bias_spread``) learned from the data -- the
         non-centred form, so MAP and the Laplace draws see a funnel-free geometry
-        (``_laplace_reparam``); a flat spread prior leaves e_k flat (no pooling). With
-        the shared layer (``shared_item_bias``, two or more judges) the offsets have one
-        row more, ``judge_layer`` 0 the shared z_0 and row k the judge's own w_k, and
-        e_k = tau B (sqrt(rho) z_0 + sqrt(1 - rho) w_k): every coordinate is still
-        tau times an offset, so the Laplace grid over log tau sees the same geometry.
+        (``_laplace_reparam``); a flat spread prior leaves e_k flat (no pooling).
         """
         shift = 0.0
         if self.discrimination:
@@ -259,19 +230,12 @@ class AnchoredBT(AnchoredReports, BayesianModel):
             shift = a[:, None] * skill[None, :]
         if self.item_bias:
             spread = priors["judge_item_bias_spread"]
-            basis = zero_sum_basis(n_items).T
-            shared = self._shares_item_bias(n_judges)
-            z = priors["judge_item_bias_offset"].create(
-                "judge_item_bias_offset", dims=("judge_layer" if shared else "judge", "item_free"))
-            if shared:  # z_k = sqrt(rho) z_0 + sqrt(1 - rho) w_k: corr(e_k, e_l) = rho
-                rho = priors["judge_item_bias_share"].create("judge_item_bias_share")
-                tau = spread.create("judge_item_bias_spread")
-                pm.Deterministic("shared_item_bias", tau * pt.sqrt(rho) * pt.dot(z[0], basis),
-                                 dims="item")
-                z = tau * (pt.sqrt(rho) * z[0][None, :] + pt.sqrt(1 - rho) * z[1:])
-            elif spread.dist != "Flat":
+            z = priors["judge_item_bias_offset"].create("judge_item_bias_offset",
+                                                        dims=("judge", "item_free"))
+            if spread.dist != "Flat":
                 z = spread.create("judge_item_bias_spread") * z
-            e = pm.Deterministic("judge_item_bias", pt.dot(z, basis), dims=("judge", "item"))
+            e = pm.Deterministic("judge_item_bias", pt.dot(z, zero_sum_basis(n_items).T),
+                                 dims=("judge", "item"))
             shift = shift + e
         return pm.Deterministic("judge_shift", shift, dims=("judge", "item"))
 
