@@ -10,6 +10,7 @@ from bayesjudge import DataValidationError
 from bayesjudge.experiments.anchored_ranking import (
     _pool,
     balanced_design,
+    davidson_rank_sets,
     ppr_rank_sets,
     rank_set_study,
 )
@@ -69,6 +70,25 @@ def test_study_scores_every_method_against_the_truth():
     pd.testing.assert_frame_equal(
         study.sets[study.sets["method"] == "ppr"].reset_index(drop=True),
         again.sets.reset_index(drop=True))
+
+
+def _flagged_method(table, reference, alpha):
+    """The fixed sets, one of them from Laplace draws that failed their check."""
+    return _fixed_method(table, reference, alpha).assign(laplace_ok=[True, True, False, True])
+
+
+def test_study_records_whether_the_sets_came_from_trusted_laplace_draws():
+    arena = _arena()
+    truth = pd.Series([1, 3, 2, 4], index=MODELS)
+    study = rank_set_study(arena, {"flagged": _flagged_method, "ppr": ppr_rank_sets("llm"),
+                                   "human": davidson_rank_sets()},
+                           n_reference=(24,), n_draws=2, models=MODELS, judges=["llm"],
+                           truth=truth, random_seed=5)
+    ok = study.draws.groupby("method")["laplace_ok"]
+    assert (ok.max()["flagged"], ok.count()["ppr"]) == (0.0, 0)  # one flag fails a draw; NaN
+    assert set(study.draws.loc[study.draws["method"] == "human", "laplace_ok"]) <= {0.0, 1.0}
+    summary = study.summary().set_index("method")["laplace_ok"]
+    assert summary["flagged"] == 0.0 and np.isnan(summary["ppr"]) and summary["human"] >= 0
 
 
 def test_unknown_models_are_named():

@@ -167,11 +167,16 @@ def _davidson_method(table, reference, alpha, *, judge, joint, kwargs):
 
 
 def _variants(model, alpha, joint):
-    cols = ["item", "rank_lower", "rank_upper"]
+    # laplace_ok (MAP fits): whether the Laplace draws behind the sets passed their check
+    cols = ["item", "rank_lower", "rank_upper", "laplace_ok"]
+
+    def sets(**kw):
+        out = model.ranking(ci_prob=1 - alpha, **kw)
+        return out[[c for c in cols if c in out.columns]]
+
     if joint == "both":
-        return {"": model.ranking(ci_prob=1 - alpha)[cols],
-                " joint": model.ranking(ci_prob=1 - alpha, joint=True)[cols]}
-    return model.ranking(ci_prob=1 - alpha, joint=bool(joint))[cols]
+        return {"": sets(), " joint": sets(joint=True)}
+    return sets(joint=bool(joint))
 
 
 def ppr_rank_sets(judge: str | Sequence[str], **kwargs) -> Method:
@@ -211,7 +216,10 @@ class RankSetStudy:
     draws : pandas.DataFrame
         One row per (n, draw, method): ``n`` (reference votes kept), ``draw``, ``seed``,
         ``method``, ``coverage`` (share of items whose true rank is in its set),
-        ``all_covered``, ``mean_size``, ``seconds``.
+        ``all_covered``, ``mean_size``, ``laplace_ok`` (1.0 where every set came
+        from Laplace draws that passed their check, 0.0 where some did not -- the sets
+        are then from an untrustworthy Gaussian; NaN for methods without Laplace draws),
+        ``seconds``.
     sets : pandas.DataFrame
         One row per (n, draw, method, item): ``rank_lower``, ``rank_upper``,
         ``true_rank``, ``covered``.
@@ -226,9 +234,10 @@ class RankSetStudy:
     settings: dict
 
     def summary(self) -> pd.DataFrame:
-        """Mean and Monte Carlo standard error per (n, method) of the three metrics."""
+        """Mean and Monte Carlo standard error per (n, method) of the three metrics
+        (``laplace_ok``: the share of draws whose sets came from trusted Laplace draws)."""
         g = self.draws.groupby(["n", "method"], sort=False)
-        out = g[["coverage", "all_covered", "mean_size", "seconds"]].mean()
+        out = g[["coverage", "all_covered", "mean_size", "laplace_ok", "seconds"]].mean()
         size = g.size().to_numpy()[:, None]
         se = g[["coverage", "all_covered", "mean_size"]].std(ddof=1) / np.sqrt(size)
         out = out.join(se.add_suffix("_se"))
@@ -262,6 +271,8 @@ def _score(table, methods, reference, alpha, models, truth, n, draw, seed):
         rows.append({"n": n, "draw": draw, "seed": seed, "method": name,
                      "coverage": cov.mean(), "all_covered": bool(cov.all()),
                      "mean_size": float((res["rank_upper"] - res["rank_lower"] + 1).mean()),
+                     "laplace_ok": (float(res["laplace_ok"].all()) if "laplace_ok" in res
+                                    else np.nan),
                      "seconds": secs})
         sets.append(pd.DataFrame({"n": n, "draw": draw, "method": name,
                                   "item": list(models),
