@@ -351,8 +351,10 @@ if ANCHORED:
 #   is 0.82 x the human-only 3.03 of this run, above the 0.8 x = 2.42 asked (Monte
 #   Carlo SE 0.05), and above the goal row's 2.1. With Claude-3 0.989 / 0.87 at 2.81, with
 #   GPT-3.5 0.981 / 0.77 at 2.95 (its verdicts carry little), with all three 0.933 / 0.57
-#   (joint 0.63) at 2.12: several LLM judges together are over-confident, as the agreement
-#   check says. At n = 198 and 462 every method's all-12 rate is low (human only 0.53 /
+#   (joint 0.63) at 2.11: several LLM judges together are over-confident, as the agreement
+#   check says, and the held-out check (their verdicts together score -1.036, worse than
+#   none, -0.950: they share errors per battle). At n = 198 and 462 every method's
+#   all-12 rate is low (human only 0.53 /
 #   0.73); anchored+e with GPT-4 covers 0.88 / 0.94 per model at 3.84 / 2.72 against human
 #   only's 4.96 / 3.77; at n = 1980 0.94 / 0.67 at 2.32 against 2.56 (15 draws each: the
 #   all-12 rate moves by +-0.2 between n).
