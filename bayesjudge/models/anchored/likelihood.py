@@ -38,9 +38,9 @@ def zero_sum_skills(y, n_items: int):
     return pt.concatenate([y - total / (root + n_items), pt.stack([-total / root])])
 
 
-#: How an item-bias difference b shifts a judge's verdict logits (left, tie, right).
 #: The three outcomes, in the order of every array axis over them.
 OUTCOMES = ["left", "tie", "right"]
+#: How an item-bias difference b shifts a judge's verdict logits (left, tie, right).
 SHIFT = np.array([0.5, 0.0, -0.5])
 
 
