@@ -220,6 +220,9 @@ class ImportanceResult:
     off_mode : ndarray or None
         Coordinates whose Laplace approximation that integration found off the posterior
         (bool mask; :func:`line_flags` flags every scalar computed from them).
+    widened : float
+        The sd factor of the grid's conditional Gaussians in the accepted proposal
+        (:func:`bayesjudge.engine.laplace_grid.grid_resample`; 1: as built).
     """
 
     draws: np.ndarray = field(repr=False)
@@ -230,6 +233,7 @@ class ImportanceResult:
     grid: int = 0
     inla: int = 0
     off_mode: np.ndarray | None = field(default=None, repr=False)
+    widened: float = 1.0
 
 
 def importance_resample(

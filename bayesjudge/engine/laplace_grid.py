@@ -33,6 +33,7 @@ pin down).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -50,7 +51,7 @@ from bayesjudge.engine.laplace_check import (
     pareto_weights,
 )
 
-__all__ = ["DROP", "GRID_LBFGS", "MAX_POINTS", "MAX_STEP", "STEP", "ScaleGrid", "grid_resample",
+__all__ = ["DROP", "GRID_LBFGS", "MAX_POINTS", "MAX_STEP", "STEP", "WIDEN", "ScaleGrid", "grid_resample",
            "integrate_scale", "scale_grid", "scale_is_gaussian"]
 
 #: First grid step in standard deviations of the Laplace marginal of log tau.
@@ -65,6 +66,9 @@ MAX_POINTS = 24
 GRID_LBFGS = {"ftol": 1e-10, "gtol": 1e-6}
 #: Most Newton steps in a neighbour's metric (:func:`_metric_ascent`) before L-BFGS-B.
 METRIC_STEPS = 30
+#: Factors (sd times s) by which every grid point's conditional Gaussian is widened, in
+#: turn, where the plain mixture's importance weights fail (:func:`grid_resample`).
+WIDEN = (1.2, 1.5)
 #: Longest step (log tau): where the log marginal changes by < 0.5 nats a step, the step
 #: grows by half (the long tail of a funnel, ~1 nat per unit of log tau) up to this.
 MAX_STEP = 1.0
@@ -294,7 +298,29 @@ def grid_resample(
     the same acceptance rule as :func:`bayesjudge.engine.laplace_check.importance_resample`;
     where ``n`` draws fail it, ``n`` more are drawn once (the Pareto k of a mixture this
     close to the target is noisy at ``n`` = 1,000: 1 of 8 seeds failed on a notebook-05
-    draw whose other seeds gave k 0.2 - 0.6)."""
+    draw whose other seeds gave k 0.2 - 0.6).
+
+    Where ``2 n`` draws still fail, the same mixture with every point's conditional
+    Gaussian widened by the factors :data:`WIDEN` (sd times s, in turn) is the proposal
+    (a fresh ``n``, then ``2 n`` draws each): the conditional Gaussians are Laplace
+    approximations, too narrow where the posterior is skewed (a confusion row learned from
+    a dozen reference votes). On PandaLM with 99 human votes and GPT-3.5's verdicts on all
+    999 battles, 8 of 30 fits failed the plain grid (k 0.7 - 0.9) and fell back to the
+    flagged Gaussian at the MAP (tau's 90% interval [0.25, 1.39] against NUTS's
+    [0.02, 0.65]); widened by 1.2 they pass (k ~0.4) and agree with NUTS.
+    """
+    res = None
+    for scale in (1.0, *WIDEN):
+        proposal = grid if scale == 1.0 else dataclasses.replace(
+            grid, chols=[c / scale for c in grid.chols])
+        res = _resample(logp, proposal, rng, n)
+        if res.resampled:
+            return dataclasses.replace(res, widened=scale)
+    return res
+
+
+def _resample(logp, grid: ScaleGrid, rng: np.random.Generator, n: int) -> ImportanceResult:
+    """:func:`grid_resample` from one proposal (``n`` draws, ``2 n`` where they fail)."""
     xs = grid.draw(rng, n)
     lr = np.array([logp(x) for x in xs]) - grid.logpdf(xs)
     for more in (True, False):
