@@ -142,6 +142,35 @@ def test_pandalm_unparsable_counted(pandalm):
     assert len(only_panda) == 999
 
 
+def test_pandalm_battles_is_anchored_input_with_every_vote(pandalm):
+    from bayesjudge.models.anchored.data import validate_battles
+
+    with pytest.warns(UserWarning, match="skipped 25 unparsable gpt35"):
+        battles = ds.pandalm_battles(pandalm)
+    assert list(battles.columns) == ["battle", "judge", "left", "right", "outcome"]
+    assert len(battles) == 3 * 999 + (999 - 25) + 999
+    # every vote, as upstream coded it (1 / 0 / -1 -> left / tie / right, response1 left)
+    code = {"left": 1, "tie": 0, "right": -1}
+    by_item = pandalm.set_index("item")
+    human = battles[battles["judge"] == "human"]
+    assert (human.groupby("battle").size() == 3).all()
+    np.testing.assert_array_equal(
+        human["outcome"].map(code).to_numpy().reshape(-1, 3),
+        by_item[["annotator_1", "annotator_2", "annotator_3"]].to_numpy(int))
+    for judge in ds.PANDALM_JUDGES:
+        rows = battles[battles["judge"] == judge]
+        expected = by_item[judge].dropna()
+        assert rows["battle"].tolist() == expected.index.tolist()
+        assert rows["outcome"].map(code).tolist() == expected.astype(int).tolist()
+    shown = by_item.loc[battles["battle"], ["model_1", "model_2"]].to_numpy()
+    np.testing.assert_array_equal(battles[["left", "right"]].to_numpy(), shown)
+    encoded = validate_battles(battles, "human")
+    assert encoded.ref_counts.sum() == 2997 and len(encoded.battles) == 999
+    assert list(encoded.judges) == ["gpt35", "pandalm7b"]
+    only = ds.pandalm_battles(pandalm, judges=[])
+    assert len(only) == 2997 and set(only["judge"]) == {"human"}
+
+
 def test_pandalm_majority_rule():
     votes = np.array([[1, 1, -1], [0, -1, -1], [1, 0, -1], [0, 0, 0], [-1, 1, -1]])
     assert _majority(votes).tolist() == [1, -1, 0, 0, -1]

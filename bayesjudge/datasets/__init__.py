@@ -12,7 +12,9 @@ package's long tables (see the data contracts in CONTRIBUTING.md):
 * :mod:`~bayesjudge.datasets.pandalm`: the PandaLM test set (three human annotators,
   GPT-3.5-turbo and PandaLM-7B verdicts) becomes votes, labels and binary judgments
   for the misclassification model of Lee, Zeng, Jeong, Sohn & Lee (2025), "How to
-  Correctly Report LLM-as-a-Judge Evaluations", arXiv:2511.21140 (Section 3);
+  Correctly Report LLM-as-a-Judge Evaluations", arXiv:2511.21140 (Section 3), and the
+  battle table of :class:`~bayesjudge.AnchoredBT` (``pandalm_battles``: the three
+  annotators as a human crowd, the LLM judges' verdicts beside them);
 * :mod:`~bayesjudge.datasets.simulate`: simulators whose generating parameters are
   exactly the parameters of those models (Dadkhahi et al. (2025), eqs. 2-4; Lee et
   al. (2025), eqs. 1 and 3). Every simulator takes one ``random_seed`` and never
@@ -58,6 +60,7 @@ from bayesjudge.datasets.pandalm import (
     PANDALM_FILES,
     PANDALM_JUDGES,
     load_pandalm,
+    pandalm_battles,
     pandalm_judgments,
     pandalm_labels,
     pandalm_votes,
@@ -96,6 +99,7 @@ __all__ = [
     "PANDALM_JUDGES",
     "WMT23_SXS_FILE",
     "load_pandalm",
+    "pandalm_battles",
     "load_wmt23_sxs",
     "pandalm_judgments",
     "pandalm_labels",

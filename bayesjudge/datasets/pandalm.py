@@ -25,6 +25,7 @@ __all__ = [
     "PANDALM_FILES",
     "PANDALM_JUDGES",
     "load_pandalm",
+    "pandalm_battles",
     "pandalm_judgments",
     "pandalm_labels",
     "pandalm_votes",
@@ -215,6 +216,61 @@ def pandalm_votes(
         )
     # which judge voted: for the reader (pandalm_votes(judges=...) picks the judges)
     return mark_info_columns(pd.concat(frames, ignore_index=True), ["judge"])
+
+
+def pandalm_battles(
+    data: pd.DataFrame | None = None,
+    judges: Sequence[Literal["gpt35", "pandalm7b"]] = PANDALM_JUDGES,
+    unparsable: Unparsable = "warn",
+) -> pd.DataFrame:
+    """The battle table of :class:`~bayesjudge.AnchoredBT`: PandaLM's three human votes and
+    its LLM judges' verdicts on each of the 999 response pairs.
+
+    Each item is one battle (``left`` = the model of response1, ``right`` = response2's:
+    one order only, upstream shows every pair one way); the three annotators are the
+    crowd of the reference judge ``"human"`` (three rows per battle), each of ``judges``
+    gives one row per battle. Unparsable verdicts (25 of GPT-3.5's) are skipped, with a
+    ``UserWarning`` that says how many unless ``unparsable="drop"``.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, optional
+        Output of :func:`load_pandalm`; loaded if omitted.
+    judges : sequence of {"gpt35", "pandalm7b"}
+        Which LLM judges' verdicts to include.
+    unparsable : {"warn", "drop"}
+        As in :func:`pandalm_votes`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``battle`` (upstream ``idx``), ``judge`` ("human" or the LLM judge),
+        ``left``, ``right``, ``outcome`` in {"left", "tie", "right"}; ordered by battle,
+        the three human votes first (2,997 + 974 + 999 rows with both judges).
+    """
+    data = _pandalm_or_load(data)
+    human = pd.DataFrame({
+        "battle": np.repeat(data["item"].to_numpy(), 3),
+        "judge": "human",
+        "vote": data[["annotator_1", "annotator_2", "annotator_3"]].to_numpy(np.int64).ravel(),
+    })
+    frames = [human]
+    if len(judges):
+        votes = pandalm_votes(data, judges, unparsable=unparsable)
+        frames.append(pd.DataFrame({"battle": votes["item"].to_numpy(),
+                                    "judge": votes["judge"].to_numpy(),
+                                    "vote": votes["vote"].to_numpy()}))
+    rows = pd.concat(frames, ignore_index=True)
+    # by battle, stable: the three human votes, then the judges in the order asked
+    rows = rows.iloc[np.argsort(rows["battle"].to_numpy(), kind="stable")]
+    pairs = data.set_index("item").loc[rows["battle"], ["model_1", "model_2"]].to_numpy()
+    return pd.DataFrame({
+        "battle": rows["battle"].to_numpy(),
+        "judge": rows["judge"].to_numpy(),
+        "left": pairs[:, 0],
+        "right": pairs[:, 1],
+        "outcome": rows["vote"].map({1: "left", 0: "tie", -1: "right"}).to_numpy(),
+    })
 
 
 def pandalm_labels(data: pd.DataFrame | None = None) -> pd.DataFrame:

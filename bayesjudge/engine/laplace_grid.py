@@ -51,8 +51,8 @@ from bayesjudge.engine.laplace_check import (
     pareto_weights,
 )
 
-__all__ = ["DROP", "GRID_LBFGS", "MAX_POINTS", "MAX_STEP", "STEP", "WIDEN", "ScaleGrid", "grid_resample",
-           "integrate_scale", "scale_grid", "scale_is_gaussian"]
+__all__ = ["DROP", "GRID_LBFGS", "MAX_POINTS", "MAX_STEP", "STEP", "WIDEN", "ScaleGrid",
+           "grid_resample", "integrate_scale", "scale_grid", "scale_is_gaussian"]
 
 #: First grid step in standard deviations of the Laplace marginal of log tau.
 STEP = 0.5
