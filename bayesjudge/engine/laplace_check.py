@@ -221,7 +221,8 @@ class ImportanceResult:
         Coordinates whose Laplace approximation that integration found off the posterior
         (bool mask; :func:`line_flags` flags every scalar computed from them).
     widened : float
-        The sd factor of the grid's conditional Gaussians in the accepted proposal
+        The sd factor of the grid's conditional Gaussians in the last proposal tried, the
+        accepted one where ``resampled``
         (:func:`bayesjudge.engine.laplace_grid.grid_resample`; 1: as built).
     """
 

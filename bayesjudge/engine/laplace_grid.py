@@ -309,14 +309,13 @@ def grid_resample(
     flagged Gaussian at the MAP (tau's 90% interval [0.25, 1.39] against NUTS's
     [0.02, 0.65]); widened by 1.2 they pass (k ~0.4) and agree with NUTS.
     """
-    res = None
     for scale in (1.0, *WIDEN):
         proposal = grid if scale == 1.0 else dataclasses.replace(
             grid, chols=[c / scale for c in grid.chols])
-        res = _resample(logp, proposal, rng, n)
+        res = dataclasses.replace(_resample(logp, proposal, rng, n), widened=scale)
         if res.resampled:
-            return dataclasses.replace(res, widened=scale)
-    return res
+            break
+    return res  # the last proposal's where none passed
 
 
 def _resample(logp, grid: ScaleGrid, rng: np.random.Generator, n: int) -> ImportanceResult:
