@@ -145,7 +145,7 @@ def test_pandalm_unparsable_counted(pandalm):
 def test_pandalm_battles_is_anchored_input_with_every_vote(pandalm):
     from bayesjudge.models.anchored.data import validate_battles
 
-    with pytest.warns(UserWarning, match="skipped 25 unparsable gpt35"):
+    with pytest.warns(UserWarning, match=r"pandalm_battles: skipped 25 .*\(gpt35: 25\)"):
         battles = ds.pandalm_battles(pandalm)
     assert list(battles.columns) == ["battle", "judge", "left", "right", "outcome"]
     assert len(battles) == 3 * 999 + (999 - 25) + 999

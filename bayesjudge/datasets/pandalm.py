@@ -256,7 +256,14 @@ def pandalm_battles(
     })
     frames = [human]
     if len(judges):
-        votes = pandalm_votes(data, judges, unparsable=unparsable)
+        _check_unparsable(unparsable)
+        votes = pandalm_votes(data, judges, unparsable="drop")
+        skipped = {j: int(data[j].isna().sum()) for j in judges}
+        if sum(skipped.values()) and unparsable == "warn":
+            warnings.warn(
+                f"pandalm_battles: skipped {sum(skipped.values())} unparsable verdict(s) "
+                f"({', '.join(f'{j}: {k}' for j, k in skipped.items() if k)}) of "
+                f"{len(data)} battles.", UserWarning, stacklevel=2)
         frames.append(pd.DataFrame({"battle": votes["item"].to_numpy(),
                                     "judge": votes["judge"].to_numpy(),
                                     "vote": votes["vote"].to_numpy()}))
