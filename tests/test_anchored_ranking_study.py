@@ -65,6 +65,7 @@ def test_study_scores_every_method_against_the_truth():
     assert sorted(study.draws["n"].unique()) == [12, 24]
     summary = study.summary()
     assert len(summary) == 4 and (summary["n_draws"] == 3).all()
+    assert "unranked" not in summary and (study.draws["unranked"] == 0).all()
     again = rank_set_study(arena, {"ppr": ppr_rank_sets("llm")}, n_reference=(12, 24),
                            n_draws=3, models=MODELS, judges=["llm"], truth=truth, random_seed=5)
     pd.testing.assert_frame_equal(
@@ -89,6 +90,26 @@ def test_study_records_whether_the_sets_came_from_trusted_laplace_draws():
     assert set(study.draws.loc[study.draws["method"] == "human", "laplace_ok"]) <= {0.0, 1.0}
     summary = study.summary().set_index("method")["laplace_ok"]
     assert summary["flagged"] == 0.0 and np.isnan(summary["ppr"]) and summary["human"] >= 0
+
+
+def _partial_method(table, reference, alpha):
+    """Sets for three of the four models, as a fit that never saw m3 answers."""
+    return pd.DataFrame({"item": MODELS[:3], "rank_lower": [1, 2, 2], "rank_upper": [1, 3, 3]})
+
+
+def test_a_model_a_method_could_not_rank_gets_every_rank_and_widens_the_others():
+    # m3 unseen: it may rank anywhere (1..4), and each seen model's rank among all four may
+    # be one lower than among three: [1, 2], [2, 4], [2, 4]. Truth 1, 3, 2, 4: all covered
+    truth = pd.Series([1, 3, 2, 4], index=MODELS)
+    study = rank_set_study(_arena(), {"partial": _partial_method}, n_reference=(24,),
+                           n_draws=1, models=MODELS, judges=["llm"], truth=truth,
+                           random_seed=5)
+    sets = study.sets.set_index("item")
+    assert sets["rank_lower"].tolist() == [1, 2, 2, 1]
+    assert sets["rank_upper"].tolist() == [2, 4, 4, 4]
+    row = study.draws.iloc[0]
+    assert row["unranked"] == 1 and row["all_covered"] and row["mean_size"] == (2 + 3 + 3 + 4) / 4
+    assert study.summary()["unranked"].iloc[0] == 1
 
 
 def test_unknown_models_are_named():

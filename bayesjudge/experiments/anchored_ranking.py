@@ -219,7 +219,9 @@ class RankSetStudy:
         ``all_covered``, ``mean_size``, ``laplace_ok`` (1.0 where every set came
         from Laplace draws that passed their check, 0.0 where some did not -- the sets
         are then from an untrustworthy Gaussian; NaN for methods without Laplace draws),
-        ``seconds``.
+        ``unranked`` (models the method's fit did not see: a draw kept no reference vote
+        on them, so a reference-only method cannot place them; their sets are all ranks
+        1..n, and every other set reaches that many ranks further down), ``seconds``.
     sets : pandas.DataFrame
         One row per (n, draw, method, item): ``rank_lower``, ``rank_upper``,
         ``true_rank``, ``covered``.
@@ -235,9 +237,14 @@ class RankSetStudy:
 
     def summary(self) -> pd.DataFrame:
         """Mean and Monte Carlo standard error per (n, method) of the three metrics
-        (``laplace_ok``: the share of draws whose sets came from trusted Laplace draws)."""
+        (``laplace_ok``: the share of draws whose sets came from trusted Laplace draws;
+        ``unranked``, where some fit did not see every model: the mean number it missed)."""
         g = self.draws.groupby(["n", "method"], sort=False)
-        out = g[["coverage", "all_covered", "mean_size", "laplace_ok", "seconds"]].mean()
+        # unranked: only where some fit missed a model (0 in every arena_ppr protocol draw)
+        means = ["coverage", "all_covered", "mean_size", "laplace_ok", "seconds"]
+        if self.draws["unranked"].any():
+            means.insert(4, "unranked")
+        out = g[means].mean()
         size = g.size().to_numpy()[:, None]
         se = g[["coverage", "all_covered", "mean_size"]].std(ddof=1) / np.sqrt(size)
         out = out.join(se.add_suffix("_se"))
@@ -265,7 +272,7 @@ def _score(table, methods, reference, alpha, models, truth, n, draw, seed):
         variants = res.items() if isinstance(res, Mapping) else [("", res)]
         results += [(f"{name}{suffix}", r, secs / len(variants)) for suffix, r in variants]
     for name, res, secs in results:
-        res = res.set_index("item").loc[list(models)]
+        res, unranked = _over_all_models(res, models)
         true = truth.loc[list(models)].to_numpy()
         cov = (res["rank_lower"].to_numpy() <= true) & (true <= res["rank_upper"].to_numpy())
         rows.append({"n": n, "draw": draw, "seed": seed, "method": name,
@@ -273,13 +280,32 @@ def _score(table, methods, reference, alpha, models, truth, n, draw, seed):
                      "mean_size": float((res["rank_upper"] - res["rank_lower"] + 1).mean()),
                      "laplace_ok": (float(res["laplace_ok"].all()) if "laplace_ok" in res
                                     else np.nan),
-                     "seconds": secs})
+                     "unranked": unranked, "seconds": secs})
         sets.append(pd.DataFrame({"n": n, "draw": draw, "method": name,
                                   "item": list(models),
                                   "rank_lower": res["rank_lower"].to_numpy(),
                                   "rank_upper": res["rank_upper"].to_numpy(),
                                   "true_rank": true, "covered": cov}))
     return rows, pd.concat(sets, ignore_index=True)
+
+
+def _over_all_models(res: pd.DataFrame, models) -> tuple[pd.DataFrame, int]:
+    """A method's sets over every model of the study, and how many it did not rank.
+
+    A model absent from the fit (no kept vote) may rank anywhere: its set is 1..n, and
+    a fitted model's rank among all n may be lower by up to that many than among the
+    fitted ones, so its upper end moves down by as much (kept within n).
+    """
+    res = res.set_index("item")
+    missing = [m for m in models if m not in res.index]
+    res = res.reindex(list(models))
+    if missing:
+        n = len(models)
+        upper = np.minimum(res["rank_upper"].to_numpy(float) + len(missing), n)
+        res["rank_lower"] = res["rank_lower"].fillna(1)
+        res["rank_upper"] = np.where(res["rank_upper"].isna(), n, upper)
+        res[["rank_lower", "rank_upper"]] = res[["rank_lower", "rank_upper"]].astype(int)
+    return res, len(missing)
 
 
 def rank_set_study(
