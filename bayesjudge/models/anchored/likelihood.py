@@ -15,6 +15,10 @@ J_{r_obs}. With several, the votes are independent Davidson outcomes given d and
 judges' verdicts are channels of one of them, which one unknown (uniform): P(votes,
 verdicts | d) = prod_m P(r_m | d) (1/m) sum_m prod_k C_k[r_m, v_k]. A judge's verdict
 then follows the battle's reference-vote shares through its confusion matrix.
+
+With a consensus layer (``consensus=True``: the judges read a battle-level outcome c,
+itself a channel M of the reference's), J_r = log sum_c M[r, c] prod_k C_k[c, v_k]:
+the judges are independent given c, not given r, and share c's errors.
 """
 
 from __future__ import annotations
@@ -53,10 +57,11 @@ def zero_sum_basis(n: int) -> np.ndarray:
     return basis
 
 
-def cell_loglik_pt(diff, tie_logit, log_conf, data, bias=None):
+def cell_loglik_pt(diff, tie_logit, log_conf, data, bias=None, log_consensus=None):
     """Per-cell log-likelihood (not yet times the counts), pytensor.
 
-    ``log_conf`` is (judges, 3, 3) or None (no other judges); ``data`` maps the
+    ``log_conf`` is (judges, 3, 3) or None (no other judges); ``log_consensus`` (3, 3)
+    log M[r, c] of a consensus layer (the confusion rows are then over c); ``data`` maps the
     ``pm.Data`` names of :meth:`~bayesjudge.models.anchored.data.Cells.graph_data`;
     ``bias`` (pairs, judges): the judges' item-bias differences u_ki - u_kj per
     distinct ordered pair, which shift their verdict logits by b (1/2, 0, -1/2) within
@@ -73,12 +78,16 @@ def cell_loglik_pt(diff, tie_logit, log_conf, data, bias=None):
     if log_conf is not None:
         # W[(k, v), r] = log C_k[r, v]: the verdict pattern's terms in one product
         weight = log_conf.transpose(0, 2, 1).reshape((-1, 3))
-        lp = lp + pt.dot(data["verdict_onehot"], weight)
-    if log_conf is not None and bias is not None:
-        norm = _shifted_row_norm(log_conf, bias)
-        cell_bias = bias[data["cell_pair"]]  # (cells, judges)
-        lp = lp + pt.sum(data["verdict_shift"] * cell_bias, axis=1)[:, None]
-        lp = lp - pt.sum(data["verdict_seen"][:, :, None] * norm[data["cell_pair"]], axis=1)
+        verdicts = pt.dot(data["verdict_onehot"], weight)
+        if bias is not None:
+            norm = _shifted_row_norm(log_conf, bias)
+            cell_bias = bias[data["cell_pair"]]  # (cells, judges)
+            verdicts = verdicts + pt.sum(data["verdict_shift"] * cell_bias, axis=1)[:, None]
+            verdicts = verdicts - pt.sum(data["verdict_seen"][:, :, None]
+                                         * norm[data["cell_pair"]], axis=1)
+        if log_consensus is not None:  # over c, then log sum_c M[r, c] exp(.)
+            verdicts = pt.logsumexp(log_consensus[None] + verdicts[:, None, :], axis=2)
+        lp = lp + verdicts
     known = data["ref_known"]
     # lp - ref_lp = J_r; with votes the channel mixes over their shares (module docstring)
     mix = known[:, None] * (data["ref_log_share"] - ref_lp)
@@ -119,7 +128,8 @@ def distinct_pairs(left, right) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def joint_log_terms(draws: dict, left, right, verdict_onehot, pairs=None) -> np.ndarray:
-    """M_r = log P(r | d) + sum_k log C_k[r, v_k] per draw and row: (draws, rows, 3).
+    """M_r = log P(r | d) + sum_k log C_k[r, v_k] per draw and row: (draws, rows, 3);
+    with a ``consensus`` M, log P(r | d) + log sum_c M[r, c] prod_k C_k[c, v_k].
 
     With a ``judge_shift`` the shifted confusion rows are normalised once per distinct
     ordered pair (``pairs``: :func:`distinct_pairs` of the rows, computed when None) and
@@ -143,19 +153,27 @@ def joint_log_terms(draws: dict, left, right, verdict_onehot, pairs=None) -> np.
         judges = np.arange(onehot.shape[1])
         # row c, judge k: log C'_k[r, v_ck] of the row's pair (weight 0 where k gave none)
         picked = np.moveaxis(z, 4, 3)[:, row_pair[:, None], judges[None], onehot.argmax(-1)]
-        lp = lp + (picked * onehot.sum(-1)[None, :, :, None]).sum(axis=2)
+        verdicts = (picked * onehot.sum(-1)[None, :, :, None]).sum(axis=2)
     elif "confusion" in draws and verdict_onehot.shape[1]:
         conf = np.log(np.maximum(draws["confusion"], TINY))
         weight = conf.transpose(0, 1, 3, 2).reshape(len(conf), -1, 3)
-        lp = lp + np.einsum("cj,sjr->scr", verdict_onehot, weight)
-    return lp
+        verdicts = np.einsum("cj,sjr->scr", verdict_onehot, weight)
+    else:
+        return lp
+    if "consensus" in draws:  # (draws, rows, c) -> log sum_c M[r, c] exp(.) over r
+        z = np.log(np.maximum(draws["consensus"], TINY))[:, None] + verdicts[:, :, None, :]
+        m = z.max(-1, keepdims=True)
+        verdicts = (m + np.log(np.exp(z - m).sum(-1, keepdims=True)))[..., 0]
+    return lp + verdicts
 
 
 def judge_confusion(draws: dict, k: int, left, right) -> np.ndarray:
     """Judge k's confusion matrix on each row's pair, per draw: (draws, rows, 3, 3).
 
     Without a ``judge_shift`` it is C_k on every row; with one, row r of pair (i, j) is
-    softmax_v(log C_k[r, v] + (u_ki - u_kj) SHIFT_v) (:func:`cell_loglik_pt`).
+    softmax_v(log C_k[r, v] + (u_ki - u_kj) SHIFT_v) (:func:`cell_loglik_pt`). With a
+    ``consensus`` layer its rows are over the consensus outcome c (the judge's channel
+    from the reference's outcome is then M C_k).
     """
     conf = np.log(np.maximum(draws["confusion"][:, k], TINY))[:, None]  # (draws, 1, r, v)
     if "judge_shift" not in draws:

@@ -40,18 +40,23 @@ def rank_draws(skill: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def reference_information(diff: np.ndarray, tie_logit, confusion=None, slope=None) -> np.ndarray:
+def reference_information(diff: np.ndarray, tie_logit, confusion=None, slope=None,
+                          consensus=None) -> np.ndarray:
     """Fisher information about d of one reference outcome, or of one verdict through
     ``confusion`` ((draws, 3, 3), or per row (draws, rows, 3, 3)); ``diff`` is (draws, rows).
 
     Davidson: dP_left/dd = P_left (1/2 - m), dP_tie/dd = -P_tie m, dP_right/dd =
     P_right (-1/2 - m), m = (P_left - P_right) / 2; a verdict has P(v) = sum_r P(r) C[r, v].
     ``slope`` (draws,): the judge's discrimination a, whose verdict logits also move
-    with d, dC[r, v]/dd = a C[r, v] (SHIFT_v - sum_w C[r, w] SHIFT_w).
+    with d, dC[r, v]/dd = a C[r, v] (SHIFT_v - sum_w C[r, w] SHIFT_w). ``consensus``
+    (draws, 3, 3): M, the reference's outcome first goes through it (P(c) = sum_r P(r)
+    M[r, c], and so its derivative), and ``confusion`` is over c.
     """
     p = np.exp(ref_log_probs(diff, np.reshape(tie_logit, (-1, 1))))
     m = 0.5 * (p[..., 0] - p[..., 2])
     dp = p * np.stack([0.5 - m, -m, -0.5 - m], axis=-1)
+    if consensus is not None:
+        p, dp = _through(consensus[:, None], p), _through(consensus[:, None], dp)
     if confusion is not None:
         c = confusion if confusion.ndim == 4 else confusion[:, None]
         p_ref, p, dp = p, _through(c, p), _through(c, dp)
@@ -151,7 +156,8 @@ class AnchoredReports:
         -------
         pandas.DataFrame
             Tidy, one row per (judge, reference_outcome, verdict): ``estimate`` of
-            C_k[r, v] = P(judge says v | reference outcome r) (MAP, or posterior mean)
+            C_k[r, v] = P(judge says v | reference outcome r) (with ``consensus``,
+            (M C_k)[r, v]; MAP, or posterior mean)
             with ``lower``/``upper``; then per judge (repeated on its 9 rows):
             ``n_battles`` (battles it judged), ``n_with_reference`` (of those, judged by
             the reference too), ``agreement`` (observed share of those where its verdict
@@ -175,12 +181,18 @@ class AnchoredReports:
             return pd.DataFrame(columns=cols)
         q = [(1 - ci_prob) / 2, (1 + ci_prob) / 2]
         point, draws = self._draws("confusion")
+        shown_point, shown = point, draws
+        if self.consensus:  # the judge's channel from the reference's outcome: M C_k
+            m_point, m_draws = self._draws("consensus")
+            shown = np.einsum("src,skcv->skrv", m_draws, draws)
+            shown_point = (np.einsum("rc,kcv->krv", m_point, point) if self.method_ == "map"
+                           else shown.mean(axis=0))
         n_j = len(judges)
         out = pd.DataFrame({"judge": np.repeat(judges, 9),
                             "reference_outcome": np.tile(np.repeat(_OUTCOMES, 3), n_j),
                             "verdict": np.tile(_OUTCOMES, 3 * n_j)})
-        out["estimate"] = point.reshape(-1)
-        lo, hi = np.quantile(draws.reshape(len(draws), -1), q, axis=0)
+        out["estimate"] = shown_point.reshape(-1)
+        lo, hi = np.quantile(shown.reshape(len(shown), -1), q, axis=0)
         out["lower"], out["upper"] = lo, hi
         per = lambda v: np.repeat(np.asarray(v), 9)  # noqa: E731  (per judge -> its 9 rows)
         out["n_battles"] = per(st["judge_battles"])
@@ -229,7 +241,8 @@ class AnchoredReports:
                 slope = part["judge_discrimination"][:, k] \
                     if "judge_discrimination" in part else None
                 info = reference_information(
-                    d, part["tie_logit"], judge_confusion(part, k, left, right), slope)
+                    d, part["tie_logit"], judge_confusion(part, k, left, right), slope,
+                    part.get("consensus"))
                 out[sl, k] = (info @ weight[:, k]) / (ref_info @ weight[:, k])
         return out
 
@@ -386,8 +399,12 @@ class AnchoredReports:
                     for k in range(len(judges))]
             for a, b in pairs:
                 m = both[a, b]
-                # sum_v C_a[r, v] C_b[r, v] per pair, then sum_r P(r) of it per cell
-                same = (conf[a] * conf[b]).sum(-1)[:, cell_pair[m]]
+                # sum_v C_a[r, v] C_b[r, v] per pair (over c with a consensus layer,
+                # then sum_c M[r, c] of it), then sum_r P(r) of it per cell
+                same = (conf[a] * conf[b]).sum(-1)
+                if "consensus" in chunk:
+                    same = np.einsum("src,spc->spr", chunk["consensus"], same)
+                same = same[:, cell_pair[m]]
                 p = (p_ref[:, m] * same).sum(-1)
                 n = cells.count[m]
                 mean[a, b][sl], var[a, b][sl] = p @ n, (p * (1 - p)) @ n
