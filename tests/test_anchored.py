@@ -27,10 +27,12 @@ def _davidson_probs(d, t):
     return w / w.sum()
 
 
-def _per_battle_loglik(table, reference, skill, tie, conf, items, judges, bias=None):
+def _per_battle_loglik(table, reference, skill, tie, conf, items, judges, bias=None,
+                       consensus=None):
     """Hand-written, one battle at a time: the reference's votes r_1..r_m are independent
     Davidson outcomes, the judges' verdicts channels of one of them chosen uniformly
-    (the reference outcome summed over when it did not vote)."""
+    (the reference outcome summed over when it did not vote); with a ``consensus`` M,
+    channels of a consensus outcome c drawn from M[r] (summed over)."""
     total = 0.0
     for _, rows in table.groupby("battle", sort=False):
         i, j = items.index(rows["left"].iloc[0]), items.index(rows["right"].iloc[0])
@@ -38,6 +40,11 @@ def _per_battle_loglik(table, reference, skill, tie, conf, items, judges, bias=N
         votes = [OUT[o] for o in rows.loc[rows["judge"] == reference, "outcome"]]
 
         def channel(r):  # prod_k P(judge k's verdict | reference outcome r)
+            if consensus is not None:
+                return sum(consensus[r, c] * verdicts(c) for c in range(3))
+            return verdicts(r)
+
+        def verdicts(r):  # prod_k P(judge k's verdict | the outcome it reads, r)
             term = 1.0
             for _, row in rows[rows["judge"] != reference].iterrows():
                 k = judges.index(row["judge"])
@@ -82,13 +89,15 @@ def crowd_table(small_table):
     return _with_crowd(small_table)
 
 
-@pytest.mark.parametrize("discrimination,item_bias,crowd", [
-    (False, False, False), (False, True, False), (True, True, False),
-    (False, False, True), (True, True, True)])
+@pytest.mark.parametrize("discrimination,item_bias,crowd,consensus", [
+    (False, False, False, False), (False, True, False, False), (True, True, False, False),
+    (False, False, True, False), (True, True, True, False), (True, True, False, True),
+    (False, False, True, True)])
 def test_collapsed_likelihood_equals_per_battle_numpy(small_table, crowd_table, discrimination,
-                                                      item_bias, crowd):
+                                                      item_bias, crowd, consensus):
     table = crowd_table if crowd else small_table
-    model = bj.AnchoredBT(random_seed=0, discrimination=discrimination, item_bias=item_bias)
+    model = bj.AnchoredBT(random_seed=0, discrimination=discrimination, item_bias=item_bias,
+                          consensus=consensus)
     fd = model._prepare(table)
     assert fd.data["cell_count"].sum() == table["battle"].nunique()
     assert len(fd.data["cell_count"]) < table["battle"].nunique()  # it collapses
@@ -102,12 +111,15 @@ def test_collapsed_likelihood_equals_per_battle_numpy(small_table, crowd_table, 
         outs.append(pm_model["judge_item_bias"])
     if discrimination:
         outs.append(pm_model["judge_discrimination"])
+    if consensus:
+        outs.append(pm_model["consensus"])
     # in terms of the value variables: compiled on the random variables themselves, the
     # function would draw them from the prior on every call and ignore `point`
     outs = pm_model.replace_rvs_by_values(outs)
     fn = pm_model.compile_fn(outs, inputs=pm_model.value_vars, on_unused_input="ignore",
                              point_fn=False)
     loglik, skill, tie, conf, *extra = fn(*[point[v.name] for v in pm_model.value_vars])
+    m = extra.pop() if consensus else None
     shift = None
     if item_bias:  # the judges' skills are s + u_k, u_k = a_k s + e_k (by hand)
         e = extra[0]
@@ -116,13 +128,18 @@ def test_collapsed_likelihood_equals_per_battle_numpy(small_table, crowd_table, 
         shift = e + (extra[1][:, None] * skill[None, :] if discrimination else 0.0)
     state = model._state_
     expected = _per_battle_loglik(table, "human", skill, tie, conf, state["items"],
-                                  state["judges"], shift)
+                                  state["judges"], shift, m)
+    if consensus:  # not the model without it at the same point
+        assert abs(expected - _per_battle_loglik(table, "human", skill, tie, conf,
+                                                 state["items"], state["judges"], shift)) > 1
     assert loglik == pytest.approx(expected, rel=1e-10)
     # the numpy pointwise log-likelihood (the LOO units) sums to the same
     params = {"skill": skill[None, None], "tie_logit": np.reshape(tie, (1, 1)),
               "confusion": conf[None, None]}
     if shift is not None:
         params["judge_shift"] = shift[None, None]
+    if consensus:
+        params["consensus"] = m[None, None]
     pointwise = model._pointwise_loglik(params, fd)["battles"]
     assert pointwise.sum() == pytest.approx(expected, rel=1e-10)
 
@@ -588,3 +605,80 @@ def test_shifted_row_normaliser_is_a_logsumexp_and_stays_finite():
         log_conf[None] + bias[:, :, None, None] * np.array([0.5, 0.0, -0.5]), axis=-1)
     assert np.isfinite(got).all()
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_consensus_layer_predict_agreement_and_worth_by_hand(small_table):
+    """consensus=True: the judges read c ~ M[r], independent given c. By hand at the MAP
+    (predict: P(r | verdicts) proportional to P(r | d) sum_c M[r, c] prod_k C'_k[c, v_k];
+    judges(): M C_k and the worth of a verdict by a central difference of
+    P(v | d) = sum_r P(r | d) sum_c M[r, c] C'_k(d)[c, v]) and over the Laplace draws
+    (agreement_check: sum_r P(r) sum_c M[r, c] sum_v C'_a[c, v] C'_b[c, v])."""
+    with pytest.raises(DataValidationError, match="consensus=True needs two or more judges"):
+        bj.AnchoredBT(consensus=True).fit(
+            small_table[small_table["judge"].isin(["human", "judge-good"])])
+    model = bj.AnchoredBT(random_seed=0, consensus=True).fit(small_table)
+    st, point = model._state_, model.map_
+    items, judges = list(st["items"]), list(st["judges"])
+    half = np.array([0.5, 0.0, -0.5])
+
+    def rows(p, k, i, j, x=None):  # judge k's rows over c on pair (i, j) (at d = x)
+        u = np.asarray(p["judge_shift"])[..., k, :]
+        a = np.asarray(p["judge_discrimination"])[..., k]
+        b = u[..., i] - u[..., j]
+        if x is not None:  # move d alone: u = a s + e, so b moves by a (x - d)
+            b = b + a * (x - (p["skill"][i] - p["skill"][j]))
+        c = np.asarray(p["confusion"])[..., k, :, :] * np.exp(np.multiply.outer(b, half))[
+            ..., None, :]
+        return c / c.sum(-1, keepdims=True)
+
+    m, skill, tie = point["consensus"], point["skill"], float(point["tie_logit"])
+    pred = model.predict(small_table)
+    for row in pred.sample(30, random_state=1).itertuples():
+        i, j = items.index(row.left), items.index(row.right)
+        seen = small_table[(small_table["battle"] == row.battle)
+                           & (small_table["judge"] != "human")]
+        by_c = np.ones(3)
+        for judge, outcome in zip(seen["judge"], seen["outcome"]):
+            by_c = by_c * rows(point, judges.index(judge), i, j)[:, OUT[outcome]]
+        post = _davidson_probs(skill[i] - skill[j], tie) * (m @ by_c)
+        np.testing.assert_allclose([row.p_left, row.p_tie, row.p_right], post / post.sum(),
+                                   rtol=1e-9)
+    with warnings.catch_warnings():  # M from 240 battles: some Laplace rows are flagged
+        warnings.simplefilter("ignore")
+        table = model.judges()
+    shown = table.pivot_table(index=["judge", "reference_outcome"], columns="verdict",
+                              values="estimate", sort=False)
+    for k, judge in enumerate(judges):
+        np.testing.assert_allclose(shown.loc[judge][["left", "tie", "right"]].to_numpy(),
+                                   m @ point["confusion"][k], rtol=1e-12)
+    got = table.groupby("judge", sort=False)["reference_votes"].first()
+    h = 1e-5
+
+    def info(prob, x):
+        return float(((prob(x + h) - prob(x - h)) / (2 * h)) ** 2 @ (1 / prob(x)))
+
+    for k, judge in enumerate(judges):
+        num = den = 0.0
+        judged = small_table.loc[small_table["judge"] == judge, ["left", "right"]]
+        for left, right in judged.to_numpy():
+            i, j = items.index(left), items.index(right)
+            num += info(lambda x, i=i, j=j: _davidson_probs(x, tie) @ m @ rows(point, k, i, j, x),
+                        skill[i] - skill[j])
+            den += info(lambda x: _davidson_probs(x, tie), skill[i] - skill[j])
+        assert got[judge] == pytest.approx(num / den, rel=1e-6)
+    draws = model._all_draws()
+    verdict = small_table.pivot(index="battle", columns="judge", values="outcome")
+    shown_pairs = small_table.drop_duplicates("battle").set_index("battle")
+    for row in model.agreement_check().itertuples():
+        a, b = judges.index(row.judge_a), judges.index(row.judge_b)
+        both = verdict.dropna(subset=[row.judge_a, row.judge_b])
+        agree = np.zeros(len(draws["skill"]))
+        for battle, (left, right) in shown_pairs.loc[both.index, ["left", "right"]].iterrows():
+            i, j = items.index(left), items.index(right)
+            human = both.loc[battle].get("human")
+            d = draws["skill"][:, i] - draws["skill"][:, j]
+            p_r = (np.tile(np.eye(3)[OUT[human]], (len(d), 1)) if isinstance(human, str)
+                   else np.array([_davidson_probs(x, t) for x, t in zip(d, draws["tie_logit"])]))
+            same = (rows(draws, a, i, j) * rows(draws, b, i, j)).sum(-1)  # (draws, c)
+            agree += np.einsum("sr,src,sc->s", p_r, draws["consensus"], same)
+        assert row.expected == pytest.approx(agree.mean() / len(both), rel=1e-10)
