@@ -346,7 +346,7 @@ def test_cli_rank_anchored(small_table, tmp_path, capsys):
     np.testing.assert_allclose(got, plain.loc[got.index, "skill"], atol=1e-6)
     assert np.abs(got - default.loc[got.index, "skill"]).max() > 1e-3  # two models
     capsys.readouterr()
-    for flag in ("--judge-effects", "--no-judge-effects"):
+    for flag in ("--judge-effects", "--no-judge-effects", "--consensus"):
         assert main(["rank", str(tmp_path / "battles.csv"), "--model", "davidson-bt",
                      flag, "--out", str(tmp_path / "x.csv")]) == 2
         assert f"{flag} applies to --model anchored" in capsys.readouterr().err
@@ -607,7 +607,7 @@ def test_shifted_row_normaliser_is_a_logsumexp_and_stays_finite():
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
-def test_consensus_layer_predict_agreement_and_worth_by_hand(small_table):
+def test_consensus_layer_predict_agreement_and_worth_by_hand(small_table, tmp_path):
     """consensus=True: the judges read c ~ M[r], independent given c. By hand at the MAP
     (predict: P(r | verdicts) proportional to P(r | d) sum_c M[r, c] prod_k C'_k[c, v_k];
     judges(): M C_k and the worth of a verdict by a central difference of
@@ -682,3 +682,11 @@ def test_consensus_layer_predict_agreement_and_worth_by_hand(small_table):
             same = (rows(draws, a, i, j) * rows(draws, b, i, j)).sum(-1)  # (draws, c)
             agree += np.einsum("sr,src,sc->s", p_r, draws["consensus"], same)
         assert row.expected == pytest.approx(agree.mean() / len(both), rel=1e-10)
+    # through the CLI: the same fit
+    from bayesjudge.cli import main
+
+    small_table.to_csv(tmp_path / "battles.csv", index=False)
+    assert main(["rank", str(tmp_path / "battles.csv"), "--model", "anchored", "--consensus",
+                 "--seed", "0", "--out", str(tmp_path / "r.csv")]) == 0
+    got = pd.read_csv(tmp_path / "r.csv").set_index("item")["skill"]
+    np.testing.assert_allclose(got, pd.Series(skill, items).loc[got.index], atol=1e-6)

@@ -14,7 +14,7 @@ def run_anchored(args: argparse.Namespace, comparisons) -> int:
     effects = args.judge_effects is not False  # on unless --no-judge-effects
     reference = "human" if args.reference is None else args.reference
     model = AnchoredBT(reference=reference, discrimination=effects, item_bias=effects,
-                       random_seed=args.seed)
+                       consensus=args.consensus, random_seed=args.seed)
     model.fit(comparisons, method=args.method, draws=args.draws, tune=args.tune,
               chains=args.chains, cores=args.cores, progressbar=sys.stderr.isatty())
     ranking = model.ranking(ci_prob=args.level, joint=args.joint)

@@ -56,7 +56,8 @@ models (Qian, Sun, Gales & Knill 2026, arXiv:2602.16610)
                needs a battle column (one id per judged instance) and the other judges'
                verdicts enter through a confusion matrix each (--joint: simultaneous
                rank sets; each judge's own scale and item preferences are modelled
-               unless --no-judge-effects)
+               unless --no-judge-effects; --consensus for several LLM judges that share
+               errors on a battle)
 
 output
   RANKING.csv  one row per (context, item): posterior mean skill with its %(pct)s interval
@@ -97,7 +98,8 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
         if args.model != "anchored":
             effects = {True: "--judge-effects", False: "--no-judge-effects", None: None}
             for flag in (effects[args.judge_effects],
-                         "--reference" if args.reference is not None else None):
+                         "--reference" if args.reference is not None else None,
+                         "--consensus" if args.consensus else None):
                 if flag:
                     raise UsageError(f"{flag} applies to --model anchored only. Fix: add "
                                      f"--model anchored or drop {flag}.")
@@ -146,6 +148,10 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
                       help="anchored: each judge's own scale and item preferences "
                       "(discrimination=True, item_bias=True; the default); "
                       "--no-judge-effects: one confusion matrix per judge for every pair")
+    rank.add_argument("--consensus", action="store_true",
+                      help="anchored, two or more judges besides the reference: they read "
+                      "one battle-level outcome (a channel of the reference's) and share "
+                      "its errors, instead of being independent given the reference's")
     rank.add_argument("--kind", choices=["soft", "hard"], default=None,
                       help="bt / bt-sigma: soft (probabilities) or hard (outcomes); default: "
                       "hard if the file has an outcome column, else soft (davidson-bt is "
