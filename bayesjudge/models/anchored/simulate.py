@@ -10,7 +10,8 @@ from bayesjudge.models.anchored.likelihood import OUTCOMES, SHIFT
 
 def simulate_battles(skill, n_battles: int, *, random_seed: int = 0, reference_share=0.4,
                      tie_logit: float = -0.5, confusion: dict | None = None,
-                     shift: dict | None = None, crowd: int = 1):
+                     shift: dict | None = None, crowd: int = 1,
+                     consensus: np.ndarray | None = None):
     """Battles among items of the given skills, the reference on a share of them.
 
     ``crowd``: the reference's votes on each battle it judged, independent Davidson
@@ -20,7 +21,11 @@ def simulate_battles(skill, n_battles: int, *, random_seed: int = 0, reference_s
     ``shift``: judge -> u_k (one value per item), the judge's own skill shift
     (``discrimination`` / ``item_bias``): its verdict on (i, j) given r is drawn from
     softmax_v(log C_k[r, v] + (u_ki - u_kj) (1/2, 0, -1/2)_v).
-    Returns the long table and the truth (skill, tie_logit, confusion per judge).
+
+    ``consensus``: a 3 x 3 M; each battle's consensus outcome c is drawn from M[r] and
+    every judge's verdict from its row for c instead of r (``AnchoredBT(consensus=True)``).
+    Returns the long table and the truth (skill, tie_logit, confusion per judge, and
+    consensus when given).
     """
     rng = np.random.default_rng(random_seed)
     skill = np.asarray(skill, float) - np.mean(skill)
@@ -39,11 +44,15 @@ def simulate_battles(skill, n_battles: int, *, random_seed: int = 0, reference_s
     names = np.array([f"m{x}" for x in range(n)], dtype=object)
     rows = []
     ref_seen = rng.random(n_battles) < reference_share
+    read = r  # the outcome the judges read: the reference's, or a consensus drawn from it
+    if consensus is not None:
+        m = np.asarray(consensus, float)
+        read = (rng.random(n_battles)[:, None] > np.cumsum(m[r], 1)).sum(1)
     for b in range(n_battles):
         if ref_seen[b]:
             rows.append((f"b{b}", "human", names[i[b]], names[j[b]], OUTCOMES[r[b]]))
         for judge, c in confusion.items():
-            row = c[r[b]]
+            row = c[read[b]]
             if shift and judge in shift:
                 row = row * np.exp((shift[judge][i[b]] - shift[judge][j[b]]) * SHIFT)
                 row = row / row.sum()
@@ -55,5 +64,8 @@ def simulate_battles(skill, n_battles: int, *, random_seed: int = 0, reference_s
         for b, votes in zip(seen, more.sum(-1)):
             rows += [(f"b{b}", "human", names[i[b]], names[j[b]], OUTCOMES[v]) for v in votes]
     table = pd.DataFrame(rows, columns=["battle", "judge", "left", "right", "outcome"])
-    return table, {"skill": skill, "tie_logit": tie_logit,
-                   "confusion": np.stack(list(confusion.values()))}
+    truth = {"skill": skill, "tie_logit": tie_logit,
+             "confusion": np.stack(list(confusion.values()))}
+    if consensus is not None:
+        truth["consensus"] = np.asarray(consensus, float)
+    return table, truth
