@@ -121,6 +121,9 @@ for name, judges in JUDGE_SETS.items():
         # each judge's own scale a_k and preferences e_k (their spread learned)
         methods[f"anchored+e {name}"] = anchored_rank_sets(judges, joint="both", random_seed=0,
                                                            **JUDGE_EFFECTS)
+        if len(judges) > 1:  # the judges read one consensus outcome per battle (shared errors)
+            methods[f"anchored+e+c {name}"] = anchored_rank_sets(
+                judges, joint="both", random_seed=0, consensus=True, **JUDGE_EFFECTS)
 
 start = time.perf_counter()
 main = rank_set_study(arena, methods, n_reference=(N_MAIN,), n_draws=DRAWS_MAIN, truth=truth,
@@ -178,7 +181,8 @@ else:
 
 # %%
 summ = main.summary()
-family = summ["method"].str.extract(r"^(human only|LLM only|PPR|anchored\+e|anchored)")[0]
+family = summ["method"].str.extract(
+    r"^(human only|LLM only|PPR|anchored\+e\+c|anchored\+e|anchored)")[0]
 family = family.where(~summ["method"].str.endswith("joint"), family + " (joint)")
 judge = summ["method"].str.extract(r"(GPT-4|Claude-3|GPT-3\.5|all three)")[0].fillna("none")
 colours = dict(zip(sorted(family.unique()), plt.cm.tab10.colors, strict=False))
@@ -248,7 +252,8 @@ plt.show()
 # %%
 if ANCHORED:
     fits = {}
-    for label, kw in (("anchored", PLAIN), ("anchored+e", JUDGE_EFFECTS)):
+    for label, kw in (("anchored", PLAIN), ("anchored+e", JUDGE_EFFECTS),
+                      ("anchored+e+c", {**JUDGE_EFFECTS, "consensus": True})):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fits[label] = AnchoredBT(reference="human", random_seed=0, **kw).fit(
@@ -270,6 +275,10 @@ if ANCHORED:
     e = post["judge_item_bias"].mean(("chain", "draw")).to_pandas()
     print("anchored+e: each judge's own preference e_k per model (posterior mean):")
     display(e[list(truth.index)].round(2))
+    m = fits["anchored+e+c"].idata_.posterior["consensus"]
+    print("anchored+e+c: the consensus channel M[r, c] = P(the judges' consensus c | human "
+          "outcome r), posterior mean:")
+    display(m.mean(("chain", "draw")).to_pandas().round(3))
 else:
     print("AnchoredBT not run here (BAYESJUDGE_FAST=1).")
 
@@ -288,7 +297,9 @@ if ANCHORED:
 # The same assumption on held-out battles: one draw of the protocol (n = 990), `predict`
 # on the design's battles without a kept human vote, scored against their real human label
 # (mean log score, higher is better), conditioning on the LLM verdicts or on none (P(r | d)
-# from the skills alone).
+# from the skills alone). The last row fits the three judges with a consensus layer
+# (`consensus=True`: they read one battle-level outcome, a channel of the human's, and
+# share its errors).
 
 # %%
 if ANCHORED:
@@ -303,11 +314,13 @@ if ANCHORED:
     held = ~draw["battle"].isin(draw.loc[draw["judge"] == "human", "battle"])
     label = arena[(arena["judge"] == "human")].set_index("battle")["outcome"]
     scores = {}
-    for name, judges in JUDGE_SETS.items():
+    held_sets = {**{name: (judges, False) for name, judges in JUDGE_SETS.items()},
+                 "all three, consensus": (JUDGE_SETS["all three"], True)}
+    for name, (judges, consensus) in held_sets.items():
         rows = draw[draw["judge"].isin(["human", *judges])]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = AnchoredBT(reference="human", random_seed=0).fit(rows)
+            fit = AnchoredBT(reference="human", random_seed=0, consensus=consensus).fit(rows)
         test = rows[held.loc[rows.index]]
         for given, frame in (("LLM verdicts", test),
                              ("none", test.drop_duplicates("battle")[["battle", "left", "right"]])):
