@@ -96,7 +96,7 @@ class AnchoredBT(AnchoredReports, BayesianModel):
         the judges are independent given c, not given r, and the errors they share on
         a battle (the same response misjudged by all) count once. On arena_ppr the
         three LLM judges' verdicts together predict a held-out human label worse than
-        none without it (log score -1.036 against -0.951), and as well as GPT-4's alone
+        none without it (log score -1.036 against -0.950), and as well as GPT-4's alone
         with it (-0.905 against -0.902). With one judge only the product M C_k is
         identified, so it needs two or more.
     priors : None, "flat" or dict
