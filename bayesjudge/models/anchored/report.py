@@ -208,6 +208,8 @@ class AnchoredReports:
         out["reference_votes_lower"], out["reference_votes_upper"] = per(lo), per(hi)
         if self.method_ == "map":
             ok = self.laplace_ok("confusion").reshape(n_j, 9).all(axis=1)
+            if self.consensus:  # M C_k: trusted only where M is too
+                ok = ok & bool(np.all(self.laplace_ok("consensus")))
             out["laplace_ok"] = per(ok)
             warn_flagged(out, ["judge", "reference_outcome", "verdict"])
         return out
