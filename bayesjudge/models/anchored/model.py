@@ -197,7 +197,7 @@ class AnchoredBT(AnchoredReports, BayesianModel):
                 f"consensus=True needs two or more judges besides the reference "
                 f"{self.reference!r}; the table has {n_j} ({battles.judges.tolist()}). With "
                 "one, only the product of its consensus and confusion matrices is "
-                "identified: fit with consensus=False.")
+                "identified: fit with consensus=False (command line: drop --consensus).")
         cells: Cells = battles.cells()
         data = cells.graph_data(n_j)
         self._state_ = state_of(battles, cells)
