@@ -71,9 +71,9 @@ def test_route_follows_the_size_of_the_data():
     assert samplers.choose_route(_data(6), 1000, 1000, 4, 2) == "nutpie-c"
     assert samplers.choose_route(_data(5_000), 1000, 1000, 4, 2) == "nutpie-c"
     # SummEval-scale cells (~2 ms a gradient): numba's parallel chains amortise the compile
-    assert samplers.choose_route(_data(96_000), 1000, 1000, 4, 2) == "nutpie"
+    assert samplers.choose_route(_data(96_000), 1000, 1000, 4, 2) == "nutpie-cached"
     # more iterations make the compile cheaper relative to the callbacks
-    assert samplers.choose_route(_data(5_000), 10_000, 10_000, 4, 2) == "nutpie"
+    assert samplers.choose_route(_data(5_000), 10_000, 10_000, 4, 2) == "nutpie-cached"
     # the route depends on the data and settings only (not on a numba model of the structure
     # compiled earlier in the process: choose_route is not even given one), so the same
     # data, settings and seed give the same draws in any process

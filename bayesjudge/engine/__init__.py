@@ -15,6 +15,8 @@ Modules, from the bottom up (each imports only those above it):
 * :mod:`~bayesjudge.engine.nuts_settings` -- what draws, tune, chains, cores, sampler may be;
 * :mod:`~bayesjudge.engine.samplers` -- the NUTS routes (nutpie on numba or on the
   compiled C functions, PyMC, numpyro / blackjax);
+* :mod:`~bayesjudge.engine.numba_nogil` -- the log density compiled by numba with the GIL
+  released and cached on disk (the NUTS route "auto" takes for large models);
 * :mod:`~bayesjudge.engine.diagnostics` -- R-hat, ESS and divergences after sampling;
 * :mod:`~bayesjudge.engine.compiled` -- :class:`Engine`: one model structure, its data and
   its compiled functions (memory cache :func:`get_engine`); hands a

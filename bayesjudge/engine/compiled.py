@@ -85,6 +85,7 @@ class Engine:
         self._fns: dict[str, pytensor.compile.Function] = {}
         self._cached_shared: dict[str, list] = {}  # data containers of unpickled functions
         self._nutpie = None
+        self._nogil = None  # the numba log density of the "nutpie-cached" route
         self._data: dict[str, np.ndarray] = {}
         self._coords: dict[str, np.ndarray] = {}
         transformed = any(model.rvs_to_transforms.get(rv) is not None for rv in model.free_RVs)
@@ -247,16 +248,16 @@ class Engine:
                sampler_kwargs: Mapping | None = None, cores: int | None = None) -> xr.DataTree:
         """NUTS on the current data: :func:`bayesjudge.engine.samplers.run_nuts`.
 
-        The route taken is left in ``last_sampler``; nutpie's numba model of this
-        structure is kept for the next call.
+        The route taken is left in ``last_sampler``; nutpie's numba model or the numba
+        log density of this structure is kept for the next call.
         """
         target = samplers.NutsTarget(self.density, self.model, self._data, self._coords,
-                                     self._nutpie)
+                                     self._nutpie, self._nogil)
         try:
             run = samplers.run_nuts(target, draws, tune, chains, random_seed, sampler,
                                     progressbar, sampler_kwargs, cores)
         finally:  # nutpie's numba model is kept even when sampling was interrupted
-            self._nutpie = target.nutpie_model
+            self._nutpie, self._nogil = target.nutpie_model, target.nogil_logp
             self._sync_cached()  # PyMC's routes applied the data through pm.set_data
         self.last_sampler = run.route
         return run.tree

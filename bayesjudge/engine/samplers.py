@@ -1,26 +1,30 @@
 """NUTS back ends behind ``fit(method="nuts", sampler=...)``, and the choice between them.
 
-* ``"nutpie"`` -- nutpie on the model compiled by numba: the fastest per gradient and
-  parallel over chains, but numba compiles it for 8-25 s in every new process
-  (nutpie's wrappers cannot be cached on disk).
-* nutpie on the engine's PyTensor C functions (``"auto"`` picks it for small models):
-  nutpie calls back into Python for every gradient (~30 us of overhead per call, and
-  chains take turns on the GIL) but nothing is compiled: the C functions come from
-  the engine, itself loaded from the disk cache in a fresh process
+* nutpie on the log density compiled by numba with the GIL released
+  (:mod:`bayesjudge.engine.numba_nogil`; route ``"nutpie-cached"``, which ``"auto"``
+  picks for large models): nutpie calls it back from Python, chains run in parallel
+  threads, and the compiled function is stored on disk, so only the first process on
+  a machine compiles a structure (8-45 s); later ones load it in under a second.
+* nutpie on the engine's PyTensor C functions (``"nutpie-c"``, ``"auto"`` picks it for
+  small models): nutpie calls back into Python for every gradient (~30 us of overhead
+  per call, and chains take turns on the GIL) but nothing is compiled: the C functions
+  come from the engine, itself loaded from the disk cache in a fresh process
   (:mod:`bayesjudge.engine.disk_cache`).
+* ``"nutpie"`` -- nutpie's own numba model: the fastest per gradient (no Python
+  between gradients) but compiled anew in every process (nutpie's C wrappers cannot
+  be cached on disk): for loops of many refits in one process.
 * ``"pymc"`` -- PyMC's own NUTS (Python; slow but dependency-free).
 * ``"numpyro"`` / ``"blackjax"`` -- PyMC's JAX samplers (the ``gpu`` extra: on a CUDA
   machine they run on the GPU; tested on CPU JAX).
 
-``"auto"`` (the default) estimates both nutpie routes' wall time and picks the
-faster: the callback route costs ``evaluations x (t_grad + overhead)``, the numba
-route ``compile + evaluations x t_grad / parallel chains``, with ``t_grad`` from a
-cost model of the data size. The route depends on the data and the settings only,
-never on what ran earlier in the process (not even on a numba model of the same
-structure compiled by a bigger fit): the same data, settings and seed give the same
-draws in any process. With the default 4 x 2,000 iterations the callbacks win below
-~7,000 data elements. A loop of many NUTS refits of a small model is faster with
-``sampler="nutpie"``: numba compiles once and every refit reuses it.
+``"auto"`` (the default) estimates both callback routes' wall time and picks the
+faster: the C route costs ``evaluations x (t_grad + overhead)``, the numba route
+``compile + evaluations x (t_grad + overhead) / parallel chains``, with ``t_grad``
+from a cost model of the data size and the compilation counted as if the disk cache
+were cold. The route depends on the data and the settings only, never on what ran
+earlier (not on the disk cache either): the same data, settings and seed give the
+same draws in any process. With the default 4 x 2,000 iterations on 2 cores the C
+callbacks win below ~9,000 data elements.
 
 ``cores`` chains run in parallel (default one per chain, up to the machine's CPUs;
 :func:`check_cores`). Ctrl-C raises KeyboardInterrupt on every route, never a partial
@@ -29,6 +33,7 @@ posterior (:mod:`bayesjudge.engine.interrupts`). Stages are logged to ``bayesjud
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -64,8 +69,9 @@ JAX_REGISTRATIONS: list[Callable[[], None]] = []
 #: nutpie's own cost per Python callback (measured 31-32 us on a 2-vCPU EPYC VM with a
 #: trivial log density, 1 or 2 cores), rounded up.
 CALLBACK_OVERHEAD_S = 35e-6
-#: nutpie's numba compilation per structure and process: 8-25 s measured (small to
-#: SummEval-size models); the lower end, so "auto" only avoids it when clearly cheaper.
+#: numba's compilation of a structure: 8-25 s measured (small to SummEval-size models;
+#: 35-45 s AnchoredBT with judge effects); the lower end, so "auto" only avoids it when
+#: clearly cheaper. Counted even though the disk cache usually spares it (see above).
 NUMBA_COMPILE_S = 8.0
 #: Gradient evaluations per NUTS draw assumed by the estimate (tree depth ~3).
 EVALS_PER_DRAW = 8
@@ -92,6 +98,9 @@ class NutsTarget:
         Current coordinates (posterior labels).
     nutpie_model : object or None
         nutpie's numba-compiled model of this structure from an earlier run, if any.
+    nogil_logp : NogilLogp or None
+        The structure's numba log density (:mod:`bayesjudge.engine.numba_nogil`) from an
+        earlier run, if any.
     """
 
     density: Density
@@ -99,13 +108,15 @@ class NutsTarget:
     data: Mapping[str, np.ndarray]
     coords: Mapping[str, np.ndarray]
     nutpie_model: Any = None
+    nogil_logp: Any = None
 
 
 @dataclass
 class NutsRun:
     """Posterior and sample stats of one run, and the route taken.
 
-    A route that compiled nutpie's numba model left it in ``NutsTarget.nutpie_model``.
+    A route that compiled nutpie's numba model or the numba log density left it in
+    ``NutsTarget.nutpie_model`` / ``NutsTarget.nogil_logp``.
     """
 
     tree: xr.DataTree
@@ -114,7 +125,7 @@ class NutsRun:
 
 def choose_route(data: Mapping[str, np.ndarray], draws: int, tune: int, chains: int,
                  cores: int) -> str:
-    """``"nutpie"`` (numba) or ``"nutpie-c"`` (C callbacks): the one estimated faster.
+    """``"nutpie-cached"`` (numba callbacks) or ``"nutpie-c"`` (C): the one estimated faster.
 
     The gradient's cost comes from a cost model of the data size, not from a timing,
     so the same data, settings and seed always take the same route (and give the same
@@ -124,34 +135,43 @@ def choose_route(data: Mapping[str, np.ndarray], draws: int, tune: int, chains: 
     t_grad = GRAD_BASE_S + GRAD_PER_ELEMENT_S * elements
     evals = chains * (draws + tune) * EVALS_PER_DRAW
     callbacks = evals * (t_grad + CALLBACK_OVERHEAD_S)
-    numba = NUMBA_COMPILE_S + evals * t_grad / max(1, min(chains, cores))
-    return "nutpie-c" if callbacks < numba else "nutpie"
+    numba = NUMBA_COMPILE_S + evals * (t_grad + CALLBACK_OVERHEAD_S) / max(1, min(chains, cores))
+    return "nutpie-c" if callbacks < numba else "nutpie-cached"
 
 
 def sample_nutpie_callbacks(
     target: NutsTarget, draws: int, tune: int, chains: int, random_seed: int | None,
-    progressbar: bool, extra: dict,
+    progressbar: bool, extra: dict, parallel: int = 1,
 ) -> xr.DataTree:
-    """nutpie on the engine's compiled PyTensor functions (no numba compilation).
+    """nutpie calling back into Python for the log density and its gradient.
 
+    With ``target.nogil_logp`` set (route ``"nutpie-cached"``), the gradients come from
+    numba with the GIL released and ``parallel`` chains run at once; otherwise
+    (``"nutpie-c"``) from the engine's PyTensor C functions, one call at a time (no
+    compilation, and chains take turns on the GIL anyway: one sampler thread).
     Chains start, as nutpie's own default, at the model's initial point plus
     U(-1, 1) jitter on the unconstrained scale, seeded per chain by nutpie.
     """
     from nutpie.compiled_pyfunc import from_pyfunc
 
-    logp_fn, constrain = target.density.logp_jac, target.density.constrain
+    constrain = target.density.constrain
     names = target.density.param_names
     values = constrain(target.density.x0)
     shapes = [np.shape(v) for v in values]
-    lock = threading.Lock()  # a compiled function is not re-entrant; chains are threads
+    lock = threading.Lock()  # a compiled C function is not re-entrant; chains are threads
+    if target.nogil_logp is not None:
+        make_logp = target.nogil_logp.bind  # re-entrant: no lock, the GIL released
+        cores = parallel
+    else:
+        logp_fn, cores = target.density.logp_jac, 1
 
-    def make_logp():
-        def logp(x):
-            with lock:
-                lp, grad = logp_fn(x)
-            return float(lp), np.asarray(grad, dtype=np.float64)
+        def make_logp():
+            def logp(x):
+                with lock:
+                    lp, grad = logp_fn(x)
+                return float(lp), np.asarray(grad, dtype=np.float64)
 
-        return logp
+            return logp
 
     def make_expand(seed1, seed2, chain):
         def expand(x):
@@ -180,9 +200,9 @@ def sample_nutpie_callbacks(
         expanded_dtypes=[np.dtype("float64")] * len(names), expanded_shapes=shapes,
         expanded_names=names, coords=coords, dims=dims, make_initial_point_fn=initial_point,
     )
-    # chains take turns on the GIL anyway: one sampler thread avoids the hand-offs
     return interrupts.nutpie_sample(compiled, draws=draws, tune=tune, chains=chains,
-                                    seed=random_seed, progress_bar=progressbar, cores=1, **extra)
+                                    seed=random_seed, progress_bar=progressbar, cores=cores,
+                                    **extra)
 
 
 def sample_jax(
@@ -289,6 +309,15 @@ def _sample_route(target, route, draws, tune, chains, random_seed, progressbar, 
 
         progress_log.info("compiling the model for nutpie (numba, ~10 s once per process)")
         target.nutpie_model = nutpie.compile_pymc_model(target.model)
+    elif route == "nutpie-cached":
+        if target.nogil_logp is None:
+            from bayesjudge.engine.numba_nogil import NogilLogp
+
+            target.nogil_logp = NogilLogp(target.model)
+        progress_log.info("loading the numba log density (compiled once per machine, "
+                          "8-45 s the first time)")
+        target.nogil_logp.bind()(target.density.x0)  # compiled or loaded now, not in a chain
+        target.density.constrain  # noqa: B018
     elif route == "nutpie-c":
         target.density.logp_jac, target.density.constrain  # noqa: B018  (compiled or loaded now)
     progress_log.info("sampling %d chains x (%d tuning + %d draws) with %s on %d thread(s)",
@@ -303,9 +332,11 @@ def _sample_route(target, route, draws, tune, chains, random_seed, progressbar, 
         tree = interrupts.nutpie_sample(compiled, draws=draws, tune=tune, chains=chains,
                                         seed=random_seed, progress_bar=progressbar,
                                         cores=parallel, **extra)
-    elif route == "nutpie-c":
+    elif route in ("nutpie-c", "nutpie-cached"):
+        if route == "nutpie-c":
+            target = dataclasses.replace(target, nogil_logp=None)
         tree = sample_nutpie_callbacks(target, draws, tune, chains, random_seed,
-                                       progressbar, extra)
+                                       progressbar, extra, parallel)
     elif route == "pymc":
         def stop_if_interrupted(trace, draw):  # PyMC would go on to the next chain
             if interrupted.is_set():
