@@ -81,3 +81,17 @@ def test_a_second_process_loads_it_from_the_disk_cache(tmp_path):
     assert cached1 == cached2 == "True" and lp1 == lp2
     assert (hits1, misses1) == ("0", "1") and (hits2, misses2) == ("1", "0")
     assert any(tmp_path.iterdir())
+
+
+def test_an_unwritable_cache_directory_means_no_cache_not_an_error(tmp_path, monkeypatch):
+    from bayesjudge.engine import numba_nogil
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setattr(numba_nogil, "CACHE_PATH", blocker / "sub")  # mkdir fails
+    copy = lambda x: x  # noqa: E731
+    numba_nogil._KEYS[copy] = "key"
+    assert numba_nogil._NogilLocator.from_function(copy, "<string>") is None
+    monkeypatch.setattr(numba_nogil, "CACHE_PATH", tmp_path / "ok")
+    assert numba_nogil._NogilLocator.from_function(copy, "<string>") is not None
+    assert numba_nogil._NogilLocator.from_function(lambda x: x, "<string>") is None

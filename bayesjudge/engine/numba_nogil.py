@@ -49,10 +49,13 @@ class _NogilLocator(NumbaPyTensorCacheLocator):
     @classmethod
     def from_function(cls, py_func, py_file):
         key = _KEYS.get(py_func)
-        if key is not None and config.numba__cache:
+        if key is None or not config.numba__cache:
+            return None
+        try:
             CACHE_PATH.mkdir(parents=True, exist_ok=True)
-            return cls(py_func, py_file, key)
-        return None
+        except OSError:  # e.g. a read-only home: compile in every process, as nutpie does
+            return None
+        return cls(py_func, py_file, key)
 
 
 if _NogilLocator not in CacheImpl._locator_classes:
