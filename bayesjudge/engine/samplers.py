@@ -33,7 +33,6 @@ posterior (:mod:`bayesjudge.engine.interrupts`). Stages are logged to ``bayesjud
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 import time
@@ -141,12 +140,12 @@ def choose_route(data: Mapping[str, np.ndarray], draws: int, tune: int, chains: 
 
 def sample_nutpie_callbacks(
     target: NutsTarget, draws: int, tune: int, chains: int, random_seed: int | None,
-    progressbar: bool, extra: dict, parallel: int = 1,
+    progressbar: bool, extra: dict, parallel: int = 1, numba: bool = False,
 ) -> xr.DataTree:
     """nutpie calling back into Python for the log density and its gradient.
 
-    With ``target.nogil_logp`` set (route ``"nutpie-cached"``), the gradients come from
-    numba with the GIL released and ``parallel`` chains run at once; otherwise
+    With ``numba`` (route ``"nutpie-cached"``), the gradients come from ``target.nogil_logp``,
+    numba with the GIL released, and ``parallel`` chains run at once; otherwise
     (``"nutpie-c"``) from the engine's PyTensor C functions, one call at a time (no
     compilation, and chains take turns on the GIL anyway: one sampler thread).
     Chains start, as nutpie's own default, at the model's initial point plus
@@ -159,7 +158,7 @@ def sample_nutpie_callbacks(
     values = constrain(target.density.x0)
     shapes = [np.shape(v) for v in values]
     lock = threading.Lock()  # a compiled C function is not re-entrant; chains are threads
-    if target.nogil_logp is not None:
+    if numba:
         make_logp = target.nogil_logp.bind  # re-entrant: no lock, the GIL released
         cores = parallel
     else:
@@ -333,10 +332,8 @@ def _sample_route(target, route, draws, tune, chains, random_seed, progressbar, 
                                         seed=random_seed, progress_bar=progressbar,
                                         cores=parallel, **extra)
     elif route in ("nutpie-c", "nutpie-cached"):
-        if route == "nutpie-c":
-            target = dataclasses.replace(target, nogil_logp=None)
-        tree = sample_nutpie_callbacks(target, draws, tune, chains, random_seed,
-                                       progressbar, extra, parallel)
+        tree = sample_nutpie_callbacks(target, draws, tune, chains, random_seed, progressbar,
+                                       extra, parallel, numba=route == "nutpie-cached")
     elif route == "pymc":
         def stop_if_interrupted(trace, draw):  # PyMC would go on to the next chain
             if interrupted.is_set():
