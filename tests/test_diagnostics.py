@@ -65,3 +65,59 @@ def test_one_judge_with_discriminators_under_nuts_gives_no_warning():
     assert np.isnan(table.loc["discriminator[j]", "r_hat"])
     assert np.all(fit.idata_.posterior["discriminator"].values == 1.0)
     assert np.isfinite(fit.diagnostics_["max_rhat"])
+
+
+def _ar1(rng, shape, phi):
+    """AR(1) draws (P, C, D), one coefficient per parameter."""
+    noise = rng.normal(size=shape)
+    x = np.empty(shape)
+    x[..., 0] = noise[..., 0]
+    for t in range(1, shape[2]):
+        x[..., t] = phi[:, None] * x[..., t - 1] + noise[..., t]
+    return x
+
+
+def _arviz(x):
+    import arviz as az
+
+    data = xr.Dataset({"v": (("chain", "draw", "k"), np.moveaxis(x, 0, -1))})
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return (az.rhat(data)["v"].values, az.ess(data, method="bulk")["v"].values)
+
+
+@pytest.mark.parametrize("chains,draws", [(4, 1000), (2, 301), (3, 5), (4, 4), (2, 7)])
+def test_vectorised_rank_rhat_and_bulk_ess_equal_arviz(chains, draws):
+    from bayesjudge.engine.rank_diagnostics import rank_rhat_ess_bulk
+
+    rng = np.random.default_rng(draws)
+    phi = np.linspace(-0.9, 0.995, 30)  # anticorrelated to nearly stuck: every Geyer cut
+    x = _ar1(rng, (30, chains, draws), phi)
+    x[:4] = np.round(x[:4])  # tied draws: average ranks
+    x[4] += np.arange(chains)[:, None] * 2.0  # chains that disagree: R-hat >> 1
+    x[5] = 0.25  # constant: R-hat NaN, ESS = number of draws (ArviZ's conventions)
+    rhat_az, ess_az = _arviz(x)
+    rhat, ess = rank_rhat_ess_bulk(x)
+    np.testing.assert_array_equal(np.isnan(rhat), np.isnan(rhat_az))
+    np.testing.assert_allclose(rhat, rhat_az, rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(ess, ess_az, rtol=1e-10, equal_nan=True)
+
+
+def test_check_convergence_reports_arviz_values_in_blocks(monkeypatch):
+    import bayesjudge.engine.rank_diagnostics as rd
+
+    monkeypatch.setattr(rd, "BLOCK", 3 * 4 * 500)  # three parameters per block
+    rng = np.random.default_rng(5)
+    skill = np.moveaxis(_ar1(rng, (10, 4, 500), np.linspace(0, 0.97, 10)), 0, -1)
+    tree = _tree(skill=skill.reshape(4, 500, 2, 5))  # a 2-d variable, C order
+    with pytest.warns(ConvergenceWarning, match="ESS"):  # phi 0.97: ESS ~ 16, as ArviZ
+        out = check_convergence(tree, ["skill"])
+    rhat_az, ess_az = _arviz(np.moveaxis(skill, -1, 0))
+    assert out["max_rhat"] == pytest.approx(rhat_az.max(), rel=1e-12)
+    assert out["min_ess_bulk"] == pytest.approx(ess_az.min(), rel=1e-10)
+    # one chain: R-hat undefined, ArviZ's own path (NaN -> a warning, never a pass)
+    single = xr.DataTree.from_dict({
+        "posterior": xr.Dataset({"skill": (("chain", "draw", "k"), skill[:1])}),
+        "sample_stats": xr.Dataset({"diverging": (("chain", "draw"), np.zeros((1, 500)))})})
+    with pytest.warns(ConvergenceWarning, match="undefined"):
+        assert np.isnan(check_convergence(single, ["skill"])["max_rhat"])

@@ -6,6 +6,7 @@ import numpy as np
 import xarray as xr
 
 from bayesjudge.engine.messages import ConvergenceWarning, warn_user
+from bayesjudge.engine.rank_diagnostics import rank_rhat_ess_bulk
 
 #: Largest R-hat and smallest bulk ESS accepted without a ConvergenceWarning.
 RHAT_MAX = 1.01
@@ -24,19 +25,21 @@ def check_convergence(tree: xr.DataTree, var_names: list[str]) -> dict[str, floa
     dict
         ``max_rhat``, ``min_ess_bulk`` and ``divergences``.
     """
-    import arviz as az
-
     post = tree["posterior"].to_dataset()[var_names]
-    with np.errstate(divide="ignore", invalid="ignore"):  # 0/0 of a constant: NaN, handled
-        rhat = az.rhat(post)
-        ess = az.ess(post, method="bulk")
-    # A value equal in every draw of every chain is constant by construction (one
-    # judge's discriminator fixed at 1, a zero-sum vector of length 1): its R-hat and
-    # ESS are NaN but nothing is wrong. A stuck chain still counts: chains start from
-    # different (jittered) points, so a stuck chain differs from the others.
-    moving = {v: np.ravel(_varies(post[v])) for v in rhat.data_vars}
-    rhats = np.concatenate([np.ravel(rhat[v].values)[moving[v]] for v in rhat.data_vars])
-    esses = np.concatenate([np.ravel(ess[v].values)[moving[v]] for v in ess.data_vars])
+    rhats, esses = [], []
+    for name in var_names:
+        draws = post[name].transpose("chain", "draw", ...)
+        values = draws.values
+        block = np.moveaxis(values.reshape(*values.shape[:2], -1), 2, 0)  # (P, C, D)
+        rhat, ess = _rhat_ess(block, draws)
+        # A value equal in every draw of every chain is constant by construction (one
+        # judge's discriminator fixed at 1, a zero-sum vector of length 1): its R-hat
+        # and ESS are NaN but nothing is wrong. A stuck chain still counts: chains start
+        # from different (jittered) points, so a stuck chain differs from the others.
+        moving = ~np.all(block == block[:, :1, :1], axis=(1, 2))
+        rhats.append(rhat[moving])
+        esses.append(ess[moving])
+    rhats, esses = np.concatenate(rhats), np.concatenate(esses)
     # NaN means undiagnosable (a constant chain, too few draws): a failure, never a pass.
     max_rhat = float(np.max(rhats)) if rhats.size else float("nan")
     min_ess = float(np.min(esses)) if esses.size else float("nan")
@@ -60,8 +63,21 @@ def check_convergence(tree: xr.DataTree, var_names: list[str]) -> dict[str, floa
     return {"max_rhat": max_rhat, "min_ess_bulk": min_ess, "divergences": div}
 
 
-def _varies(draws: xr.DataArray) -> np.ndarray:
-    """Per element (chain and draw reduced): False where every draw of every chain is equal."""
-    values = draws.transpose("chain", "draw", ...).values
-    flat = values.reshape(-1, *values.shape[2:])
-    return ~np.all(flat == flat[:1], axis=0)
+def _rhat_ess(block: np.ndarray, draws: xr.DataArray) -> tuple[np.ndarray, np.ndarray]:
+    """Rank R-hat and bulk ESS of (P, C, D) draws (``draws``: chain, draw, ... order).
+
+    Vectorised where ArviZ's own checks pass:
+
+    :mod:`~bayesjudge.engine.rank_diagnostics` (ArviZ's estimators on a block of
+    parameters, equal to them to rounding) when every draw is finite, with at least 2
+    chains and 4 draws; ``az.rhat`` / ``az.ess`` otherwise (their NaN conventions).
+    """
+    if block.shape[1] >= 2 and block.shape[2] >= 4 and np.isfinite(block).all():
+        return rank_rhat_ess_bulk(block)
+    import arviz as az
+
+    data = xr.Dataset({"v": draws})
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0/0 of a constant: NaN, handled
+        rhat = np.ravel(az.rhat(data)["v"].values)
+        ess = np.ravel(az.ess(data, method="bulk")["v"].values)
+    return rhat, ess
