@@ -27,7 +27,7 @@ from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import check_ci_prob
 from bayesjudge.data.frames import as_pandas
 from bayesjudge.engine import MAPResult, Sampler, get_engine
-from bayesjudge.engine.diagnostics import check_convergence
+from bayesjudge.engine.diagnostics import check_convergence, summary_table
 from bayesjudge.engine.laplace_check import laplace_attrs, read_flags, warn_flagged
 from bayesjudge.persistence import (
     ModelFileError,
@@ -364,14 +364,10 @@ class BayesianModel(ABC):
         interval comes from the (importance-resampled) Laplace approximation;
         ``laplace_ok`` is False, with a warning, where it cannot be trusted.
         """
-        import arviz as az
-
         self._check_fitted()
         check_ci_prob(ci_prob)
-        with np.errstate(divide="ignore", invalid="ignore"):  # a constant's R-hat: NaN in the table
-            table = az.summary(
-                self._posterior(), var_names=list(self._summary_vars), ci_prob=ci_prob,
-                ci_kind="eti", kind="stats" if self.method_ == "map" else "all", round_to="none")
+        table = summary_table(self._posterior(), list(self._summary_vars), ci_prob,
+                              diagnostics=self.method_ != "map")
         if self.method_ == "map":
             names = self._summary_vars
             table.insert(0, "map", np.concatenate([np.ravel(self.map_[n]) for n in names]))

@@ -88,7 +88,7 @@ def _arviz(x):
 
 @pytest.mark.parametrize("chains,draws", [(4, 1000), (2, 301), (3, 5), (4, 4), (2, 7)])
 def test_vectorised_rank_rhat_and_bulk_ess_equal_arviz(chains, draws):
-    from bayesjudge.engine.rank_diagnostics import rank_rhat_ess_bulk
+    from bayesjudge.engine.batch_diagnostics import rank_rhat_ess_bulk
 
     rng = np.random.default_rng(draws)
     phi = np.linspace(-0.9, 0.995, 30)  # anticorrelated to nearly stuck: every Geyer cut
@@ -104,7 +104,7 @@ def test_vectorised_rank_rhat_and_bulk_ess_equal_arviz(chains, draws):
 
 
 def test_check_convergence_reports_arviz_values_in_blocks(monkeypatch):
-    import bayesjudge.engine.rank_diagnostics as rd
+    import bayesjudge.engine.batch_diagnostics as rd
 
     monkeypatch.setattr(rd, "BLOCK", 3 * 4 * 500)  # three parameters per block
     rng = np.random.default_rng(5)
@@ -121,3 +121,38 @@ def test_check_convergence_reports_arviz_values_in_blocks(monkeypatch):
         "sample_stats": xr.Dataset({"diverging": (("chain", "draw"), np.zeros((1, 500)))})})
     with pytest.warns(ConvergenceWarning, match="undefined"):
         assert np.isnan(check_convergence(single, ["skill"])["max_rhat"])
+
+
+def test_summary_table_equals_arviz_summary():
+    import arviz as az
+
+    from bayesjudge.engine.diagnostics import summary_table
+
+    rng = np.random.default_rng(7)
+    scale = _ar1(rng, (1, 4, 600), np.array([0.6]))[0]
+    skill = _ar1(rng, (6, 4, 600), np.linspace(-0.5, 0.95, 6))
+    skill[2] = 1.5  # constant by construction: r_hat and mcse_sd NaN, as ArviZ
+    skill[3] = np.round(skill[3])  # ties
+    # a 2-d variable stored with a non-sample dimension first: rows follow ArviZ's order
+    skill = skill.reshape(2, 3, 4, 600).transpose(0, 2, 3, 1)
+    post = xr.Dataset({"scale": (("chain", "draw"), scale),
+                       "skill": (("group", "chain", "draw", "item"), skill)},
+                      coords={"group": ["g1", "g2"], "item": ["a", "b", "c"]})
+    names = ["skill", "scale"]
+    ours = summary_table(post, names, 0.9, diagnostics=True)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = az.summary(post, var_names=names, ci_prob=0.9, ci_kind="eti", kind="all",
+                            round_to="none")
+    assert list(ours.index) == list(theirs.index)
+    assert list(ours.columns) == list(theirs.columns)
+    np.testing.assert_allclose(ours.to_numpy(float), theirs.to_numpy(float), rtol=1e-9,
+                               atol=1e-12, equal_nan=True)
+    # a non-finite draw: ArviZ's own summary, unchanged
+    post["scale"][0, 0] = np.nan
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fallback = summary_table(post, names, 0.9, diagnostics=True)
+        direct = az.summary(post, var_names=names, ci_prob=0.9, ci_kind="eti", kind="all",
+                            round_to="none")
+    pd.testing.assert_frame_equal(fallback, direct)

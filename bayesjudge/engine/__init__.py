@@ -17,9 +17,9 @@ Modules, from the bottom up (each imports only those above it):
   compiled C functions, PyMC, numpyro / blackjax);
 * :mod:`~bayesjudge.engine.numba_nogil` -- the log density compiled by numba with the GIL
   released and cached on disk (the NUTS route "auto" takes for large models);
-* :mod:`~bayesjudge.engine.rank_diagnostics`, :mod:`~bayesjudge.engine.diagnostics` -- R-hat,
-  ESS and divergences after sampling (ArviZ's rank-normalised estimators on blocks of
-  parameters at once);
+* :mod:`~bayesjudge.engine.batch_diagnostics`, :mod:`~bayesjudge.engine.diagnostics` -- R-hat,
+  ESS and divergences after sampling, and the ``summarize()`` table (ArviZ's estimators
+  on blocks of parameters at once);
 * :mod:`~bayesjudge.engine.compiled` -- :class:`Engine`: one model structure, its data and
   its compiled functions (memory cache :func:`get_engine`); hands a
   :class:`~bayesjudge.engine.density.Density` to the MAP, Laplace and NUTS routes, which

@@ -1,4 +1,4 @@
-"""Rank-normalised split R-hat and bulk ESS for many parameters at once (numpy).
+"""MCMC diagnostics of many parameters at once (numpy): ArviZ's estimators, vectorised.
 
 ArviZ (``arviz_stats``) computes these one scalar parameter at a time in a Python
 loop (a rank transform, an FFT and Geyer's sequences per element): ~5 ms a
@@ -15,6 +15,12 @@ parameters). The same estimators on a (parameters, chains, draws) block:
   rho_2m + rho_2m+1 (Geyer's initial positive sequence, cut at the first pair whose
   sum is not positive, the cut pair's even term kept when positive, made monotone:
   each pair sum the running minimum), tau at least 1 / log10(M N).
+
+The columns of ``az.summary(kind="diagnostics")`` (:func:`summary_diagnostics`) add the
+tail ESS (the ESS of the indicators x <= q_p for p and 1 - p, q the linear-interpolated
+quantile of all draws, the smaller of the two), the ESS of the mean (the same estimate
+on the split draws themselves), mcse_mean = sd / sqrt(ESS_mean) and mcse_sd =
+sqrt(var(x_c^2) / ESS(x_c^2) / E[x_c^2] / 4), x_c = x - mean.
 
 Every step follows ``arviz_stats.base.diagnostics`` (the cut, the even term, the floor),
 so the numbers equal ArviZ's to rounding (tested against ``az.rhat`` / ``az.ess`` on
@@ -99,6 +105,35 @@ def rank_rhat_ess_bulk(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # ArviZ's max(bulk, tail): NaN bulk stays NaN, a NaN tail is ignored
         rhat[sl] = np.where(np.isnan(bulk) | ~(tail > bulk), bulk, tail)
     return rhat, ess
+
+
+def summary_diagnostics(x: np.ndarray, tail_prob: float) -> dict[str, np.ndarray]:
+    """``ess_bulk``, ``ess_tail``, ``r_hat``, ``mcse_mean``, ``mcse_sd`` of (P, C, D) draws.
+
+    As ``az.summary(kind="diagnostics")`` computes them (``tail_prob``: ArviZ's
+    ``stats.ci_prob``, the tail ESS taken at it and at 1 - it). C >= 2, D >= 4, every
+    draw finite (the caller checks).
+    """
+    out = {k: np.empty(x.shape[0]) for k in ("ess_bulk", "ess_tail", "r_hat", "mcse_mean",
+                                             "mcse_sd")}
+    low, high = sorted((tail_prob, 1 - tail_prob))
+    for sl in _blocks(x):
+        block = x[sl]
+        out["r_hat"][sl], out["ess_bulk"][sl] = rank_rhat_ess_bulk(block)
+        flat = block.reshape(block.shape[0], -1)
+        with np.errstate(divide="ignore", invalid="ignore"):  # constants: ArviZ's NaN / size
+            q = np.quantile(flat, [low, high], axis=1)  # (2, P), linear as ArviZ
+            tails = [_ess(split_chains((block <= qp[:, None, None]).astype(float)))
+                     for qp in q]
+            out["ess_tail"][sl] = np.minimum(*tails)
+            sd = np.std(flat, axis=1, ddof=1)
+            out["mcse_mean"][sl] = sd / np.sqrt(_ess(split_chains(block)))
+            centred_sq = (block - flat.mean(axis=1)[:, None, None]) ** 2
+            evar = centred_sq.reshape(len(flat), -1).mean(axis=1)
+            varvar = ((centred_sq ** 2).reshape(len(flat), -1).mean(axis=1) - evar ** 2)
+            varvar = varvar / _ess(split_chains(centred_sq))
+            out["mcse_sd"][sl] = np.sqrt(varvar / evar / 4)
+    return out
 
 
 def _ess(z: np.ndarray) -> np.ndarray:
