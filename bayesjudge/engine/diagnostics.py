@@ -67,8 +67,6 @@ def check_convergence(tree: xr.DataTree, var_names: list[str]) -> dict[str, floa
 def _rhat_ess(block: np.ndarray, draws: xr.DataArray) -> tuple[np.ndarray, np.ndarray]:
     """Rank R-hat and bulk ESS of (P, C, D) draws (``draws``: chain, draw, ... order).
 
-    Vectorised where ArviZ's own checks pass:
-
     :mod:`~bayesjudge.engine.batch_diagnostics` (ArviZ's estimators on a block of
     parameters, equal to them to rounding) when every draw is finite, with at least 2
     chains and 4 draws; ``az.rhat`` / ``az.ess`` otherwise (their NaN conventions).
@@ -90,15 +88,16 @@ def summary_table(post: xr.Dataset, var_names: list[str], ci_prob: float,
 
     ``diagnostics``: with ArviZ's columns ess_bulk, ess_tail, r_hat, mcse_mean,
     mcse_sd, computed on blocks of parameters
-    (:func:`~bayesjudge.engine.batch_diagnostics.summary_diagnostics`: ~9 s -> ~2 s for
-    1,600 parameters) where every variable passes ArviZ's checks, by ``az.summary``
-    itself otherwise. Same rows, columns and numbers (to rounding) as
+    (:func:`~bayesjudge.engine.batch_diagnostics.summary_diagnostics`: 4.9 s instead of
+    11.8 s for 1,600 parameters x 4 x 1000 draws) where every variable passes ArviZ's
+    checks, by ``az.summary`` itself otherwise. Same rows, columns and numbers (to rounding) as
     ``az.summary(kind="all")``.
     """
     import arviz as az
     from arviz_base import rcParams
 
-    blocks = [_block(post[name].transpose("chain", "draw", ...)) for name in var_names]
+    blocks = ([_block(post[name].transpose("chain", "draw", ...)) for name in var_names]
+              if diagnostics else [])
     batch = diagnostics and all(_batchable(b) for b in blocks)
     kind = "all" if diagnostics and not batch else "stats"
     with np.errstate(divide="ignore", invalid="ignore"):  # a constant's R-hat: NaN in the table
