@@ -13,6 +13,7 @@ from scipy.optimize import minimize
 
 import bayesjudge as bj
 from bayesjudge import DataValidationError
+from bayesjudge.models.anchored.agreement import JudgeDependenceWarning
 from bayesjudge.models.anchored.report import reference_information
 from bayesjudge.models.anchored.simulate import simulate_battles
 from bayesjudge.rank_sets import simultaneous_rank_sets
@@ -284,11 +285,42 @@ def test_agreement_check_flags_judges_that_copy_each_other(small_table):
     # judge-coin replaced by a copy of judge-good (3 judges: the structure compiled above)
     copy = small_table[small_table["judge"] == "judge-good"].assign(judge="judge-copy")
     table = small_table[small_table["judge"] != "judge-coin"]
-    model = bj.AnchoredBT(random_seed=0, **PLAIN).fit(pd.concat([table, copy],
-                                                              ignore_index=True))
+    both = pd.concat([table, copy], ignore_index=True)
+    # the fit's own screen warns, naming the pair and the shares (plug-in at the MAP)
+    with pytest.warns(JudgeDependenceWarning, match=r"'judge-good' and 'judge-copy' agree on "
+                      r"100\.0% of the 184 battles both judged, the model predicts 8\d\.\d%"):
+        model = bj.AnchoredBT(random_seed=0, **PLAIN).fit(both)
     check = model.agreement_check().set_index(["judge_a", "judge_b"])
     row = check.loc[("judge-good", "judge-copy")]
     assert row["observed"] == 1.0 and row["upper"] < 0.95 and row["p_value"] < 1e-3
+    # the screen's prediction by hand at the MAP, per battle: P(agree) = sum_r P(r)
+    # sum_v C_a[r, v] C_b[r, v], P(r) the human's label or Davidson's P(r | d)
+    point = {k: np.asarray(v)[None] for k, v in model._point().items()}
+    total, agree, mean, var = model._agreement_moments(point)[0, 2]
+    items, mp = list(model._state_["items"]), model.map_
+    verdict = both.pivot(index="battle", columns="judge", values="outcome")
+    same = (mp["confusion"][0] * mp["confusion"][2]).sum(-1)  # judge-good, judge-copy
+    p = []
+    for battle, (left, right) in both.drop_duplicates("battle").set_index("battle").loc[
+            verdict.dropna(subset=["judge-copy"]).index, ["left", "right"]].iterrows():
+        human = verdict.loc[battle].get("human")
+        p_r = (np.eye(3)[OUT[human]] if isinstance(human, str) else _davidson_probs(
+            mp["skill"][items.index(left)] - mp["skill"][items.index(right)],
+            float(mp["tie_logit"])))
+        p.append(p_r @ same)
+    p = np.array(p)
+    assert (total, agree) == (len(p), len(p)) == (184, 184)
+    assert mean[0] == pytest.approx(p.sum(), rel=1e-10)
+    assert var[0] == pytest.approx((p * (1 - p)).sum(), rel=1e-10)
+    # judges independent given the reference's outcome (the fixture's three) pass it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JudgeDependenceWarning)
+        bj.AnchoredBT(random_seed=0, **PLAIN).fit(small_table)
+    # with the consensus layer the shared errors are modelled: no screen (the graph of
+    # test_consensus_layer_predict_agreement_and_worth_by_hand)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JudgeDependenceWarning)
+        bj.AnchoredBT(random_seed=0, consensus=True).fit(both)
 
 
 def _table(**changes):
@@ -393,6 +425,38 @@ def test_arena_ppr_gpt4_and_human_map():
     assert conf[("left", "left")] == pytest.approx(row["left"] / row.sum(), rel=1e-4)
     top = model.ranking()["item"].head(2).tolist()
     assert top == ["gpt-4", "claude-v1"]
+
+
+def test_dependence_screen_stays_quiet_for_independent_judges():
+    """No false alarm where the judges are independent given the reference's outcome:
+    ten simulated data sets of 3,000 battles (a z > 4 alarm per pair has probability
+    ~3e-5 under the model), the plain channel (the graph compiled above)."""
+    for seed in range(10):
+        table, _ = simulate_battles(np.linspace(-1, 1, 6), 3000, random_seed=seed,
+                                    reference_share=0.2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", JudgeDependenceWarning)
+            bj.AnchoredBT(random_seed=0, **PLAIN).fit(table)
+
+
+@pytest.mark.skipif(not ARENA.exists(), reason="arena_ppr not found beside the repository")
+def test_arena_ppr_llm_judges_share_errors_and_the_fit_says_so():
+    """arena_ppr's three LLM judges on the battles among the six models with the most
+    human votes (5,172 battles; the plain channel, the graph of the simulated tests):
+    GPT-4 and Claude-3 agree on 54.2% of them where the fitted model, their verdicts
+    independent given the human's, predicts ~39% -- the fit warns, naming them."""
+    table = pd.read_csv(ARENA, dtype=str).rename(columns={"item": "battle"})
+    six = ["vicuna-13b", "koala-13b", "oasst-pythia-12b", "gpt-3.5-turbo", "alpaca-13b",
+           "gpt-4"]
+    table = table.loc[table["left"].isin(six) & table["right"].isin(six),
+                      ["battle", "judge", "left", "right", "outcome"]]
+    with pytest.warns(JudgeDependenceWarning) as caught:
+        model = bj.AnchoredBT(random_seed=0, **PLAIN).fit(table)
+    text = str(caught[0].message)
+    assert ("'gpt-4-0125-preview' and 'claude-3-opus-20240229' agree on 54.2% of the 5,172 "
+            "battles both judged, the model predicts 3" in text) and "consensus=True" in text
+    check = model.agreement_check().set_index(["judge_a", "judge_b"])
+    assert check.loc[("gpt-4-0125-preview", "claude-3-opus-20240229"), "upper"] < 0.45
 
 
 @pytest.mark.skipif(not ARENA.exists(), reason="arena_ppr not found beside the repository")

@@ -5,6 +5,7 @@ The peer method is prediction-powered ranking (Chatzi, Straitouri, Thejaswi &
 Gomez-Rodriguez, NeurIPS 2024, arXiv:2402.17826).
 """
 
+from bayesjudge.models.anchored.agreement import JudgeDependenceWarning
 from bayesjudge.models.anchored.model import AnchoredBT
 
-__all__ = ["AnchoredBT"]
+__all__ = ["AnchoredBT", "JudgeDependenceWarning"]

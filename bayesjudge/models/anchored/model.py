@@ -13,6 +13,7 @@ import pytensor.tensor as pt
 
 from bayesjudge.base import BayesianModel
 from bayesjudge.data import DataValidationError
+from bayesjudge.models.anchored.agreement import AgreementCheck
 from bayesjudge.models.anchored.data import Battles, Cells, validate_battles
 from bayesjudge.models.anchored.likelihood import (
     OUTCOMES,
@@ -28,7 +29,7 @@ from bayesjudge.priors import Prior
 from bayesjudge.structures import ExampleData, FitData
 
 
-class AnchoredBT(AnchoredReports, BayesianModel):
+class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
     r"""Davidson-BT skills of a reference judge, anchored through other judges' verdicts.
 
     Each battle b (left item i against right item j, one judged instance) has an
@@ -185,6 +186,13 @@ class AnchoredBT(AnchoredReports, BayesianModel):
     def _has_judges(self) -> bool:
         st = getattr(self, "_state_", None)
         return bool(st and st["judges"])
+
+    def fit(self, *args, **kwargs):  # noqa: D102 (BayesianModel.fit)
+        super().fit(*args, **kwargs)
+        self._screen_judge_dependence()  # shared errors: a JudgeDependenceWarning
+        return self
+
+    fit.__doc__ = BayesianModel.fit.__doc__
 
     # -- data ------------------------------------------------------------------------
     def _prepare(self, comparisons: pd.DataFrame) -> FitData:

@@ -73,11 +73,6 @@ def _through(c: np.ndarray, p: np.ndarray) -> np.ndarray:
         + p[..., 2, None] * c[..., 2, :]
 
 
-#: Columns of :meth:`AnchoredReports.agreement_check`.
-AGREEMENT_COLUMNS = ["judge_a", "judge_b", "n_battles", "observed", "expected", "lower",
-                     "upper", "p_value"]
-
-
 class AnchoredReports:
     """Mixin: the numpy side of the anchored model (reads ``_state_`` and the posterior)."""
 
@@ -347,79 +342,3 @@ class AnchoredReports:
                             "left": battles["left"].to_numpy()[first],
                             "right": battles["right"].to_numpy()[first]})
         return code, out, pos["left"][first], pos["right"][first], onehot
-
-    # -- checks ---------------------------------------------------------------------------
-    def agreement_check(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
-        """Posterior predictive check of the judges' conditional independence (Dawid-Skene).
-
-        For every pair of non-reference judges, the share of the battles both judged
-        where their verdicts agree, observed and as the model predicts it: a battle's
-        reference outcome r has P(r | d) (where the reference voted, the shares of its
-        votes: its label for one vote), and given r the two verdicts are independent, so P(agree) =
-        sum_r P(r) sum_v C_k[r, v] C_l[r, v]. Judges that share errors beyond the
-        reference's outcome (the same position bias, the same taste) agree more often
-        than predicted. With ``discrimination`` / ``item_bias`` each pair's own C_k is
-        used (:func:`~bayesjudge.models.anchored.likelihood.judge_confusion`).
-
-        Returns
-        -------
-        pandas.DataFrame
-            One row per judge pair: ``judge_a``, ``judge_b``, ``n_battles``,
-            ``observed``, ``expected`` (posterior mean of the predicted share),
-            ``lower``/``upper`` (``ci_prob`` interval of the replicated share: posterior
-            draws plus the binomial noise of n_battles battles, normal approximation),
-            ``p_value`` (two-sided posterior predictive p-value).
-        """
-        self._check_fitted()
-        check_ci_prob(ci_prob)
-        judges = list(self._state_["judges"])
-        cells = self._cells()
-        params = self._all_draws()
-        rows = []
-        if len(judges) < 2:
-            return pd.DataFrame(columns=AGREEMENT_COLUMNS)
-        pairs = [(a, b) for a in range(len(judges)) for b in range(a + 1, len(judges))]
-        both = {(a, b): (cells.verdicts[:, a] < MISSING) & (cells.verdicts[:, b] < MISSING)
-                for a, b in pairs}
-        n_draws = len(params["skill"])
-        # per draw and judge pair: the mean and variance of the number of agreeing battles
-        mean = {ab: np.empty(n_draws) for ab in pairs}
-        var = {ab: np.empty(n_draws) for ab in pairs}
-        empty = np.zeros((len(cells.count), 0))
-        known = cells.ref_known  # the channelled outcome is one of its votes, uniformly
-        # each judge's confusion rows depend on the ordered pair only: computed per pair
-        pair_left, pair_right, cell_pair = distinct_pairs(cells.left, cells.right)
-        # in chunks of draws (a NUTS posterior on arena_ppr's 8,344 cells would otherwise
-        # hold 4,000 x 8,344 x 3 reference probabilities at once); per draw: P(r) and a
-        # judge pair's agreement per cell, every judge's 3 x 3 rows per pair
-        per_draw = 6 * len(cells.count) + 9 * len(pair_left) * (len(judges) + 1)
-        for sl in draw_chunks(n_draws, per_draw):
-            chunk = {name: v[sl] for name, v in params.items()}
-            p_ref = _softmax(joint_log_terms(chunk, cells.left, cells.right, empty))
-            p_ref[:, known] = cells.ref_share[known][None]
-            conf = [judge_confusion(chunk, k, pair_left, pair_right)  # the pair's own C_k
-                    for k in range(len(judges))]
-            for a, b in pairs:
-                m = both[a, b]
-                # sum_v C_a[r, v] C_b[r, v] per pair (over c with a consensus layer,
-                # then sum_c M[r, c] of it), then sum_r P(r) of it per cell
-                same = (conf[a] * conf[b]).sum(-1)
-                if "consensus" in chunk:
-                    same = np.einsum("src,spc->spr", chunk["consensus"], same)
-                same = same[:, cell_pair[m]]
-                p = (p_ref[:, m] * same).sum(-1)
-                n = cells.count[m]
-                mean[a, b][sl], var[a, b][sl] = p @ n, (p * (1 - p)) @ n
-        rng = np.random.default_rng(self.random_seed)
-        for a, b in pairs:
-            m, n = both[a, b], cells.count[both[a, b]]
-            total = n.sum()
-            if total == 0:
-                continue
-            rep = (mean[a, b] + np.sqrt(var[a, b]) * rng.standard_normal(n_draws)) / total
-            obs = float(n @ (cells.verdicts[m, a] == cells.verdicts[m, b])) / total
-            tail = min((rep >= obs).mean(), (rep <= obs).mean())
-            lo, hi = np.quantile(rep, [(1 - ci_prob) / 2, (1 + ci_prob) / 2])
-            rows.append((judges[a], judges[b], int(total), obs,
-                         float(mean[a, b].mean() / total), lo, hi, min(1.0, 2 * tail)))
-        return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
