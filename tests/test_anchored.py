@@ -13,6 +13,7 @@ from scipy.optimize import minimize
 
 import bayesjudge as bj
 from bayesjudge import DataValidationError
+from bayesjudge.data import show_values
 from bayesjudge.models.anchored.agreement import JudgeDependenceWarning
 from bayesjudge.models.anchored.report import reference_information
 from bayesjudge.models.anchored.simulate import simulate_battles
@@ -219,6 +220,29 @@ def test_predict_is_bayes_rule_through_the_confusion_matrices(small_table):
     assert pred["battle"].tolist() == [7] and pred["n_verdicts"].tolist() == [2]
 
 
+def test_predict_checks_battles_as_the_fit_does(small_table):
+    """predict() refuses what fit() refuses: two verdicts of one judge on a battle (also
+    two equal ones, which a fancy-indexed count would merge), an item against itself, a
+    judge column without outcomes (the verdicts would be ignored silently)."""
+    model = bj.AnchoredBT(random_seed=0, **PLAIN).fit(small_table)
+    one = pd.DataFrame({"battle": ["n1"], "judge": ["judge-good"], "left": ["i0"],
+                        "right": ["i1"], "outcome": ["left"]})
+    items = list(model._state_["items"])
+    one[["left", "right"]] = items[0], items[1]
+    assert model.predict(one)["n_verdicts"].tolist() == [1]
+    for second in ("left", "right"):
+        two = pd.concat([one, one.assign(outcome=second)], ignore_index=True)
+        with pytest.raises(DataValidationError, match=r"more than one verdict on a battle "
+                           r"\(battle/judge \['n1'/'judge-good' \(2 verdicts\)\]\)"):
+            model.predict(two)
+    with pytest.raises(DataValidationError, match=r"battle\(s\) \['n1'\] compare an item "
+                       "with itself"):
+        model.predict(one.assign(right=items[0]))
+    with pytest.raises(DataValidationError, match="has a 'judge' column but no 'outcome'"):
+        model.predict(one.drop(columns="outcome"))
+    assert model.predict(one.drop(columns=["judge", "outcome"]))["n_verdicts"].tolist() == [0]
+
+
 def test_reference_votes_of_a_perfect_and_of_a_chance_judge():
     rng = np.random.default_rng(0)
     d = rng.normal(0, 1.5, (3, 50))
@@ -341,6 +365,11 @@ def _table(**changes):
      r"\['b1'/'gpt' \(2 verdicts\)\]; repeats at"),
     (_table(outcome=(2, "model_b")), "human", r"outcome must be one of.*'model_b'"),
     (_table(right=(0, "x")), "human", "left equals right"),
+    # x, y, z and v, w never meet in any judge's battle: ranked by the prior alone otherwise
+    (pd.concat([_table(), _table().assign(battle=lambda d: d["battle"] + "'", left="v",
+                                          right="w")]), "human",
+     r"items split into 2 groups that no battle links.*group 1: \['x', 'y', 'z'\]; "
+     r"group 2: \['v', 'w'\]"),
 ])
 def test_bad_battles_are_named(table, reference, match):
     with pytest.raises(DataValidationError, match=match):
@@ -475,6 +504,40 @@ def test_arena_ppr_gpt4_separates_the_models_more_sharply_than_humans():
     e, s = model.map_["judge_item_bias"][0], model.map_["skill"]
     assert np.std(e) < 0.5 * a * np.std(s)  # the scale, not the favourites, dominates
     assert model.ranking()["item"].head(2).tolist() == ["gpt-4", "claude-v1"]
+    # human votes on a tenth of the battles (the same graph): some MAP points leave their
+    # own tau-integrated intervals, and ranking() names exactly those (the README keeps a
+    # fifth, where none do)
+    keep = (table["judge"] != "human") | (table["battle"].astype(int) % 10 == 0)
+    model = bj.AnchoredBT(random_seed=0).fit(table.loc[keep, ["battle", "judge", "left",
+                                                              "right", "outcome"]])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ranking = model.ranking(ci_prob=0.9, joint=True)
+    outside = ranking.loc[(ranking["skill"] < ranking["skill_lower"])
+                          | (ranking["skill"] > ranking["skill_upper"])
+                          | (ranking["rank"] < ranking["rank_lower"])
+                          | (ranking["rank"] > ranking["rank_upper"]), "item"].tolist()
+    flagged = [str(w.message) for w in caught if "outside its own interval" in str(w.message)]
+    assert outside and flagged == [f"AnchoredBT.ranking: {len(outside)} item(s) "
+                                   f"{show_values(outside, k=10)} have a MAP skill or rank "
+                                   f"outside its own interval" + flagged[0].split(
+                                       "outside its own interval")[1]]
+
+
+def test_ranking_counts_battles_and_reference_votes_and_flags_unanchored_items(small_table):
+    """ranking()'s n_battles / n_reference_votes by hand, and a warning naming an item on
+    which the reference never voted (its human rows dropped: the same six items)."""
+    first = small_table["left"].iloc[0]
+    on_first = (small_table["left"] == first) | (small_table["right"] == first)
+    table = small_table[~(on_first & (small_table["judge"] == "human"))]
+    with pytest.warns(UserWarning, match=rf"1 item\(s\) \['{first}'\] are in no battle the "
+                      "reference judged"):
+        ranking = bj.AnchoredBT(random_seed=0, **PLAIN).fit(table).ranking().set_index("item")
+    for item, row in ranking.iterrows():
+        on = (table["left"] == item) | (table["right"] == item)
+        assert row["n_battles"] == table.loc[on, "battle"].nunique()
+        assert row["n_reference_votes"] == (on & (table["judge"] == "human")).sum()
+    assert ranking.loc[first, "n_reference_votes"] == 0
 
 
 def test_battles_table_columns_counts_and_polars(small_table):

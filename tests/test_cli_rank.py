@@ -182,10 +182,14 @@ def _no_input(d, *extra):
     (["--method", "nuts", "--cores", "two"], "--cores must be a positive integer"),
     (["--model", "plackett"], "invalid choice: 'plackett'"),
     (["--out", "MISSING"], "does not exist; create it first"),
-    (["--out", "SAME", "--judges", "SAME"], "--judges and --out name the same file"),
+    (["--out", "SAME", "--judges", "SAME"], "--out and --judges name the same file"),
+    # the same file spelt two ways (the folder's own '.'): still one file
+    (["--out", "SAME", "--judges", "SAME_DOTTED"], "--out and --judges name the same file"),
+    (["--out", "PROC"], "cannot be written"),  # /proc ignores permissions, as root does
 ])
 def test_bad_rank_arguments_fail_before_any_work(tmp_path, capsys, extra, expect):
-    subst = {"MISSING": str(tmp_path / "missing" / "r.csv"), "SAME": str(tmp_path / "r.csv")}
+    subst = {"MISSING": str(tmp_path / "missing" / "r.csv"), "SAME": str(tmp_path / "r.csv"),
+             "SAME_DOTTED": str(tmp_path / "." / "r.csv"), "PROC": "/proc/r.csv"}
     assert main(_no_input(tmp_path, *[subst.get(e, e) for e in extra])) == 2
     line = _one_error_line(capsys.readouterr().err)
     assert expect in line and "no-comparisons" not in line

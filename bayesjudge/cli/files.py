@@ -210,6 +210,32 @@ def check_output_file(path: str, flag: str, inputs: tuple[str, ...] = ()) -> Non
         if Path(source).exists() and p.exists() and p.samefile(source):
             raise UsageError(f"{flag} {path!r} is an input file and would be overwritten; "
                              f"choose another output path.")
+    # os.access trusts permissions, which root (and /proc, read-only mounts) ignore:
+    # open it for appending now (nothing written), and remove it again if it is new
+    existed = p.exists()
+    try:
+        with open(p, "a"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag} {path!r} cannot be written ({exc.strerror}); choose "
+                         f"another path.") from None
+    if not existed:
+        p.unlink(missing_ok=True)
+
+
+def check_distinct_outputs(paths: dict[str, str]) -> None:
+    """Raise UsageError when two output flags name the same file, however spelt
+    (``./o.csv`` and ``o.csv``; a symbolic link and its target)."""
+    seen: dict[str, str] = {}
+    for flag, path in paths.items():
+        if path is None:
+            continue
+        real = os.path.realpath(path)
+        if real in seen:
+            raise UsageError(f"{seen[real]} and {flag} name the same file ({path!r}); the "
+                             f"second would overwrite the first. Fix: give two different "
+                             f"paths.")
+        seen[real] = flag
 
 
 def check_output_dir(path: str, flag: str, files: tuple[str, ...] = ()) -> None:

@@ -14,7 +14,13 @@ import sys
 
 import numpy as np
 
-from bayesjudge.cli.files import FILES_HELP, UsageError, check_output_file, read_table
+from bayesjudge.cli.files import (
+    FILES_HELP,
+    UsageError,
+    check_distinct_outputs,
+    check_output_file,
+    read_table,
+)
 from bayesjudge.cli.mapping import (
     MAPPING_HELP,
     add_mapping_options,
@@ -60,7 +66,8 @@ models (Qian, Sun, Gales & Knill 2026, arXiv:2602.16610)
                errors on a battle)
 
 output
-  RANKING.csv  one row per (context, item): posterior mean skill with its %(pct)s interval
+  RANKING.csv  one row per (context, item): skill (MAP, or posterior mean with --method
+               nuts) with its %(pct)s interval
                (--level), rank (1 = best) with its interval, P(best). --judges writes
                each judge's discriminator sigma_k and reliability 1/sigma_k (and tie /
                bias parameters) with intervals; davidson-bt adds tie_logit = log nu and
@@ -121,9 +128,7 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
         check_output_file(args.out, "--out", (args.comparisons,))
         if args.judges:
             check_output_file(args.judges, "--judges", (args.comparisons,))
-            if args.judges == args.out:
-                raise UsageError("--judges and --out name the same file. Fix: give two "
-                                 "different paths.")
+            check_distinct_outputs({"--out": args.out, "--judges": args.judges})
 
     rank = sub.add_parser(
         "rank",

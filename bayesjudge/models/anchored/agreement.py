@@ -25,8 +25,8 @@ from bayesjudge.models.anchored.likelihood import (
     draw_chunks,
     joint_log_terms,
     judge_confusion,
+    softmax,
 )
-from bayesjudge.models.anchored.report import _softmax
 
 #: Columns of :meth:`AgreementCheck.agreement_check`.
 AGREEMENT_COLUMNS = ["judge_a", "judge_b", "n_battles", "observed", "expected", "lower",
@@ -69,7 +69,7 @@ class AgreementCheck:
         per_draw = 6 * len(cells.count) + 9 * len(pair_left) * (len(judges) + 1)
         for sl in draw_chunks(n_draws, per_draw):
             chunk = {name: v[sl] for name, v in params.items()}
-            p_ref = _softmax(joint_log_terms(chunk, cells.left, cells.right, empty))
+            p_ref = softmax(joint_log_terms(chunk, cells.left, cells.right, empty))
             p_ref[:, known] = cells.ref_share[known][None]
             conf = [judge_confusion(chunk, k, pair_left, pair_right)  # the pair's own C_k
                     for k in range(len(judges))]

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from bayesjudge.data import (
     COMPARISON_OUTCOMES,
@@ -210,6 +212,7 @@ def validate_battles(df: pd.DataFrame, reference, name: str = "comparisons") -> 
             f"left/right items in different judges' rows (at {show_rows(df.index[bad])}). A "
             f"battle's two responses are in one order for every judge. Fix: swap the "
             f"verdict (left <-> right) of the rows written in the other order.")
+    _check_connected(left, right, items, name)
     others = [j for c, j in enumerate(jids) if c != ref_code]
     remap = np.array([-1 if c == ref_code else c - (c > ref_code) for c in range(len(jids))])
     judge_code = remap[jcode]
@@ -221,6 +224,23 @@ def validate_battles(df: pd.DataFrame, reference, name: str = "comparisons") -> 
                    reference=reference, battles=battles, left=left, right=right,
                    ref_counts=ref_counts,
                    verdicts=verdicts)
+
+
+def _check_connected(left: np.ndarray, right: np.ndarray, items, name: str) -> None:
+    """Raise if the items split into sets no battle links (by any judge): their skills
+    would be placed on one scale by the prior alone (as DavidsonBT refuses them)."""
+    k = len(items)
+    graph = coo_matrix((np.ones(len(left)), (left, right)), shape=(k, k))
+    n_comp, comp = connected_components(graph, directed=False)
+    if n_comp == 1:
+        return
+    sets = pd.Series(np.asarray(items, dtype=object)).groupby(comp, sort=False)
+    described = "; ".join(f"group {i + 1}: {show_values(list(s))}"
+                          for i, (_, s) in enumerate(sets))
+    raise DataValidationError(
+        f"{name}: the items split into {n_comp} groups that no battle links, directly or "
+        f"through other items ({described}), so their skills cannot be put on one scale. "
+        f"Fix: add battles linking the groups, or fit each group separately.")
 
 
 def _same_id(a, b) -> bool:

@@ -120,6 +120,12 @@ def ref_log_probs(diff: np.ndarray, tie_logit) -> np.ndarray:
     return logits - (m + np.log(np.exp(logits - m).sum(axis=-1, keepdims=True)))
 
 
+def softmax(x: np.ndarray) -> np.ndarray:
+    """Probabilities over the last axis from log terms (shifted by their maximum)."""
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 def distinct_pairs(left, right) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(pair_left, pair_right, row_pair): the distinct ordered pairs of the rows and each
     row's pair (a judge's shifted confusion rows depend on the pair only)."""

@@ -11,6 +11,7 @@ import pandas as pd
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, check_ci_prob, require_frame, show_values
 from bayesjudge.engine.laplace_check import warn_flagged
+from bayesjudge.engine.messages import warn_user
 from bayesjudge.models.anchored.data import MISSING, Cells, outcome_codes
 from bayesjudge.models.anchored.likelihood import (
     BLOCK,
@@ -21,15 +22,11 @@ from bayesjudge.models.anchored.likelihood import (
     joint_log_terms,
     judge_confusion,
     ref_log_probs,
+    softmax,
 )
 from bayesjudge.rank_sets import simultaneous_rank_sets
 
 _OUTCOMES = np.array(OUTCOMES, dtype=object)
-
-
-def _softmax(x: np.ndarray) -> np.ndarray:
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 def rank_draws(skill: np.ndarray) -> np.ndarray:
@@ -64,6 +61,14 @@ def reference_information(diff: np.ndarray, tie_logit, confusion=None, slope=Non
             dc = c * (SHIFT - (c * SHIFT).sum(-1, keepdims=True))
             dp = dp + np.reshape(slope, (-1, 1, 1)) * _through(dc, p_ref)
     return (dp**2 / np.maximum(p, 1e-300)).sum(-1)
+
+
+def _warn_items(table: pd.DataFrame, which, what: str) -> None:
+    """Warn naming the items of ``table`` where ``which`` holds."""
+    items = table.loc[np.asarray(which, bool), "item"].tolist()
+    if items:
+        warn_user(f"AnchoredBT.ranking: {len(items)} item(s) {show_values(items, k=10)} "
+                  f"{what}.")
 
 
 def _through(c: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -121,7 +126,15 @@ class AnchoredReports:
         pandas.DataFrame
             One row per item sorted by ``rank``: ``item``, ``skill`` (MAP or posterior
             mean) with ``skill_lower``/``skill_upper``, ``rank`` (1 = best),
-            ``rank_lower``/``rank_upper``, ``p_best``; MAP fits add ``laplace_ok``.
+            ``rank_lower``/``rank_upper``, ``p_best``, ``n_battles`` (battles of the
+            item, any judge), ``n_reference_votes`` (the reference's votes on them);
+            MAP fits add ``laplace_ok``.
+
+        Warns (``UserWarning``) naming the items in no battle the reference judged
+        (their skills rest on the other judges' verdicts alone), and, for MAP fits, the
+        items whose MAP skill or rank lies outside its own interval (the intervals come
+        from draws that integrate the spread of the judges' preferences; the MAP is the
+        joint mode: models/anchored.md, Limits).
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
@@ -138,10 +151,31 @@ class AnchoredReports:
             out["rank_lower"] = np.quantile(ranks, q[0], axis=0, method="lower")
             out["rank_upper"] = np.quantile(ranks, q[1], axis=0, method="higher")
         out["p_best"] = (ranks == 1).mean(axis=0)
+        out["n_battles"], out["n_reference_votes"] = self._item_counts()
+        _warn_items(out, out["n_reference_votes"] == 0,
+                    "are in no battle the reference judged: their skills rest on the other "
+                    "judges' verdicts alone (through each judge's channel and, with "
+                    "item_bias, its own preferences, which the reference never checks on "
+                    "them). Add reference votes on them, or read their ranks as the judges'")
         if self.method_ == "map":
             out["laplace_ok"] = self.laplace_ok("skill").reshape(-1)
             warn_flagged(out, ["item"])
+            _warn_items(out, (out["skill"] < out["skill_lower"])
+                        | (out["skill"] > out["skill_upper"])
+                        | (out["rank"] < out["rank_lower"]) | (out["rank"] > out["rank_upper"]),
+                        "have a MAP skill or rank outside its own interval: the intervals "
+                        "come from draws that integrate the spread of the judges' "
+                        "preferences, the MAP is the joint mode (models/anchored.md, "
+                        "Limits). Read summarize()'s means, or refit with method='nuts'")
         return out.sort_values("rank", kind="stable").reset_index(drop=True)
+
+    def _item_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per item: its battles (any judge) and the reference's votes on them."""
+        cells = self._cells()
+        n = len(self._state_["items"])
+        votes = cells.count * cells.ref_counts.sum(axis=1)
+        return tuple(np.rint(np.bincount(cells.left, w, n) + np.bincount(cells.right, w, n))
+                     .astype(np.int64) for w in (cells.count, votes))
 
     # -- judges ------------------------------------------------------------------------
     def judges(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
@@ -286,7 +320,7 @@ class AnchoredReports:
         step = max(1, BLOCK // (n_draws * 9 * max(1, p_onehot.shape[1] // 3)))
         for lo in range(0, len(patterns), step):
             sl = slice(lo, lo + step)
-            probs = _softmax(joint_log_terms(draws, p_left[sl], p_right[sl], p_onehot[sl]))
+            probs = softmax(joint_log_terms(draws, p_left[sl], p_right[sl], p_onehot[sl]))
             stats[0, sl] = probs.mean(axis=0)
             if nuts:
                 stats[1:, sl] = np.quantile(probs, q, axis=0)
@@ -318,9 +352,21 @@ class AnchoredReports:
             raise DataValidationError(
                 "battles: a battle has different left/right items in different rows. Fix: "
                 "write every row of a battle in the same order.")
+        same = pos["left"] == pos["right"]
+        if same.any():
+            raise DataValidationError(
+                f"battles: battle(s) {show_values(pd.unique(battles['battle'][same]))} "
+                f"compare an item with itself. Fix: drop those rows.")
+        if ("judge" in battles.columns) != ("outcome" in battles.columns):
+            has, lacks = (("judge", "outcome") if "judge" in battles.columns
+                          else ("outcome", "judge"))
+            raise DataValidationError(
+                f"battles has a {has!r} column but no {lacks!r} column: a verdict needs "
+                f"both. Fix: add {lacks!r}, or drop {has!r} to predict from the skills "
+                f"alone.")
         n_j = len(st["judges"])
         onehot = np.zeros((len(ids), 3 * n_j))
-        if "judge" in battles.columns and "outcome" in battles.columns and n_j:
+        if "judge" in battles.columns and n_j:
             judge = battles["judge"].astype(object)
             ref = np.array([type(j) is type(self.reference) and j == self.reference
                             for j in judge], dtype=bool)
@@ -333,11 +379,19 @@ class AnchoredReports:
                     f"{show_values(st['judges'], k=20)}. Fix: drop their rows.")
             use = ~ref
             v = outcome_codes(battles["outcome"][use], "battles")
-            onehot[code[use], 3 * k[use] + v] += 1.0
-            if (onehot > 1).any():
+            # one verdict per (battle, judge), as in the fit: count every row (np.add.at;
+            # fancy-indexed += would count a repeat once)
+            per_judge = np.zeros((len(ids), n_j), dtype=np.int64)
+            np.add.at(per_judge, (code[use], k[use]), 1)
+            if (per_judge > 1).any():
+                pairs = [f"{ids[b]!r}/{st['judges'][j]!r} ({per_judge[b, j]} verdicts)"
+                         for b, j in zip(*np.nonzero(per_judge > 1))]
                 raise DataValidationError(
-                    "battles: a judge gives more than one verdict on a battle. Fix: drop the "
-                    "repeats.")
+                    f"battles: a judge other than the reference gave more than one verdict "
+                    f"on a battle (battle/judge {show_values(pairs, fmt=str)}); the fit "
+                    f"allows one. Fix: give repeated judgments their own battle "
+                    f"ids, or drop the repeats.")
+            onehot[code[use], 3 * k[use] + v] = 1.0
         out = pd.DataFrame({"battle": np.asarray(ids, dtype=object),
                             "left": battles["left"].to_numpy()[first],
                             "right": battles["right"].to_numpy()[first]})
