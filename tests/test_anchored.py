@@ -414,6 +414,39 @@ def test_cli_rank_anchored(small_table, tmp_path, capsys):
         assert not (tmp_path / "x.csv").exists()
 
 
+@pytest.mark.parametrize("text, extra, expect", [
+    # arena_ppr's battles.csv as shipped: its battle id is `item`
+    ("item,left,right,outcome,judge\n1,a,b,left,human\n1,a,b,tie,gpt\n", [],
+     "needs a battle column; FILE has ['item', 'left', 'right', 'outcome', 'judge']: Fix: "
+     "--columns item=battle if 'item' is one id per judged instance"),
+    # an Arena export: --columns replaces the Arena mapping, so the fix names all of it
+    ("question_id,model_a,model_b,winner,judge\nq1,a,b,model_a,human\n", [],
+     "Fix: --columns question_id=battle,model_a=left,model_b=right,winner=outcome,"
+     "judge=judge if 'question_id'"),
+    ("Battle,Judge,Left,Right,Outcome\n1,human,a,b,left\n", [],
+     "differ in letter case or spaces). Fix: --columns Battle=battle,Judge=judge,Left=left,"
+     "Right=right,Outcome=outcome."),
+    ("battle,left,right,outcome\n1,a,b,left\n", [], "needs a judge column"),
+    ("battle,judge,left,right,outcome\n1,human ,a,b,left\n1,gpt,a,b,left\n", [],
+     "('human ' differs only in letter case, spaces or type) (ids are compared exactly, "
+     "e.g. 1 != '1'). Fix: pass one of them with --reference."),
+    ("battle,judge,left,right,outcome\n1,human,a,b,model_a\n", [],
+     "Fix: map your labels with --outcomes LABEL=OUTCOME,... ("),
+])
+def test_cli_anchored_input_errors_say_the_command_line_fix(tmp_path, capsys, text, extra,
+                                                              expect):
+    from bayesjudge.cli import main
+
+    path = tmp_path / "b.csv"
+    path.write_text(text)
+    assert main(["rank", str(path), "--model", "anchored", "--out", str(tmp_path / "r.csv"),
+                 *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("error: ") and "Traceback" not in err
+    assert expect.replace("FILE", repr(str(path))) in err, err
+    assert not (tmp_path / "r.csv").exists()
+
+
 def test_judge_effects_reports(small_table, tmp_path):
     """discrimination + item_bias through the CLI: the judges' worth and the agreement
     check use each pair's own confusion matrix (finite, and a chance judge worth ~0)."""
@@ -591,7 +624,11 @@ def test_llmfao_crowd_reference_with_llm_judges(tmp_path):
     assert main(["rank", str(tmp_path / "llmfao.csv"), "--model", "anchored", "--reference",
                  "crowd", "--no-judge-effects", "--columns", "item=battle", "--out",
                  str(tmp_path / "r.csv")]) == 0
-    plain = bj.AnchoredBT("crowd", random_seed=0, **PLAIN).fit(battles).ranking()
+    # the 11 models no crowd vote touches are named (their ranks are GPT-4's and Claude's)
+    with pytest.warns(UserWarning, match=r"ranking: 11 item\(s\) \['Code Llama \(13B\)'.* "
+                      "are in no battle the reference judged"):
+        plain = bj.AnchoredBT("crowd", random_seed=0, **PLAIN).fit(battles).ranking()
+    assert (plain["n_reference_votes"] == 0).sum() == 11
     cli = pd.read_csv(tmp_path / "r.csv", dtype={"item": str}).set_index("item")
     np.testing.assert_allclose(cli.loc[plain["item"], "skill"], plain["skill"], atol=1e-6)
 

@@ -6,6 +6,44 @@ from __future__ import annotations
 import argparse
 import sys
 
+#: Columns that hold a battle id in the files users bring (arena_ppr's battles.csv: item;
+#: an Arena or MT-Bench export: question_id), suggested when ``battle`` is missing.
+BATTLE_LIKE = ("item", "battle_id", "question_id", "id", "instance", "pair_id")
+
+
+def check_battle_column(raw, comparisons, args: argparse.Namespace) -> None:
+    """A UsageError naming the file's own columns and the ``--columns`` fix when the
+    table has no ``battle`` column (the library's message lists the mapped table's)."""
+    from bayesjudge.cli.files import UsageError
+
+    cols = [str(c) for c in raw.columns]
+    if "battle" in comparisons.columns:
+        if "judge" not in raw.columns and "judge" not in (args.columns or {}).values():
+            raise UsageError(f"--model anchored needs a judge column (the reference's rows "
+                             f"and the other judges' verdicts on the same battles); "
+                             f"{args.comparisons!r} has {cols}. Fix: add one, or map yours "
+                             f"with --columns THEIRS=judge.")
+        return
+    other_case = [c for c in cols if c.strip().casefold() in
+                  ("battle", "judge", "left", "right", "outcome") and c != c.strip().casefold()]
+    if other_case:
+        pairs = ",".join(f"{c}={c.strip().casefold()}" for c in other_case)
+        hint = (f"column names are compared exactly ({other_case} differ in letter case or "
+                f"spaces). Fix: --columns {pairs}")
+    else:
+        like = [c for c in cols if c.casefold() in BATTLE_LIKE]
+        arena = ("" if args.columns or not {"model_a", "model_b", "winner"} <= set(cols) else
+                 ",model_a=left,model_b=right,winner=outcome" + (",judge=judge" if "judge" in
+                                                                 cols else ""))
+        hint = (f"Fix: --columns {like[0]}=battle{arena} if {like[0]!r} is one id per judged "
+                f"instance (the same two responses to the same prompt)" if like else
+                "Fix: add a battle column (one id per judged instance: the same two "
+                "responses to the same prompt), or map yours with --columns THEIRS=battle")
+        if args.columns:
+            hint += f", together with the roles you map now ({', '.join(args.columns)})"
+    raise UsageError(f"--model anchored needs a battle column; {args.comparisons!r} has "
+                     f"{cols}: {hint}.")
+
 
 def run_anchored(args: argparse.Namespace, comparisons) -> int:
     """Fit :class:`bayesjudge.AnchoredBT` on a battle table and write its tables."""

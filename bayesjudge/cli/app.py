@@ -312,6 +312,25 @@ def _advice(category: type[Warning], text: str, args: argparse.Namespace) -> str
     return ""
 
 
+#: The library's Python advice in its messages, as the command line's options say it.
+_CLI_WORDS = (
+    ("Fix: pass one of them as reference=", "Fix: pass one of them with --reference"),
+    ("Fix: map your labels (", "Fix: map your labels with --outcomes LABEL=OUTCOME,... ("),
+    ("Rename your columns to", "Rename your columns (or map them with --columns "
+                               "THEIRS=ROLE,...) to"),
+    # the unused-column warning's pandas code: on the command line they are just ignored
+    (re.compile(r"or drop the others \((df\.drop\(columns=\[.*?\]\)|df\[\[.*?\]\])\)"),
+     "or map it with --columns THEIRS=ROLE; the others are ignored"),
+)
+
+
+def _cli_words(text: str) -> str:
+    for python, cli in _CLI_WORDS:
+        text = python.sub(cli, text) if isinstance(python, re.Pattern) else text.replace(
+            python, cli)
+    return text
+
+
 class _WarningPrinter:
     """``warnings.showwarning`` for a CLI run: one ``warning: ...`` line per message."""
 
@@ -320,7 +339,7 @@ class _WarningPrinter:
         self.seen: set[str] = set()
 
     def __call__(self, message, category, filename, lineno, file=None, line=None):
-        text = one_line(message)
+        text = _cli_words(one_line(message))
         text += _advice(category, text, self.args)
         if text not in self.seen:
             self.seen.add(text)
@@ -381,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         except (UsageError, DataValidationError) as exc:
             if args.debug:
                 raise
-            print(f"error: {one_line(exc)}", file=sys.stderr)
+            print(f"error: {_cli_words(one_line(exc))}", file=sys.stderr)
             return 2
         except FitError as exc:
             if args.debug:

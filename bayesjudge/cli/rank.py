@@ -235,12 +235,12 @@ def add_tie_columns(model, judges, level: float):
 
 
 def run_rank(args: argparse.Namespace) -> int:
-    comparisons, notes = map_comparisons(
-        read_table(args.comparisons, "comparisons", ids=id_columns(args)), args,
-        args.comparisons)
+    raw = read_table(args.comparisons, "comparisons", ids=id_columns(args))
+    comparisons, notes = map_comparisons(raw, args, args.comparisons)
     if args.model == "anchored":
-        from bayesjudge.cli.anchored import run_anchored
+        from bayesjudge.cli.anchored import check_battle_column, run_anchored
 
+        check_battle_column(raw, comparisons, args)
         return run_anchored(args, comparisons)
     if args.kind is None:  # follow the file: outcomes are hard, probabilities soft
         args.kind = "hard" if "outcome" in comparisons.columns else "soft"

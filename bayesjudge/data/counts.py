@@ -79,10 +79,13 @@ def warn_unused_columns(df: pd.DataFrame, family: str, name: str | None = None) 
     hint = (f" If {show_values(counts)} counts identical rows, rename it to `n` "
             f"(df.rename(columns={{{counts[0]!r}: 'n'}})): a row with n = k counts as k rows."
             if counts else " A column that counts identical rows must be named `n`.")
+    # runnable code: every unused column, or (many of them) the used ones kept
+    used = [c for c in df.columns if c not in unused]
+    code = f"df.drop(columns={unused!r})" if len(unused) <= 8 else f"df[{used!r}]"
     warnings.warn(
         f"{name or family} has column(s) {show_values(unused, 8)} that are not used (they are "
         f"ignored); the columns of {family} are {list(known)}. Fix: rename a misspelt column, "
-        f"or drop the others (df.drop(columns={unused[:8]!r})).{hint}",
+        f"or drop the others ({code}).{hint}",
         UnusedColumnWarning, skip_file_prefixes=(_PACKAGE_DIR,))
 
 

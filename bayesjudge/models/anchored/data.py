@@ -168,10 +168,13 @@ def validate_battles(df: pd.DataFrame, reference, name: str = "comparisons") -> 
     check_no_missing(df, name, COLUMNS)
     judge_ids = pd.unique(df["judge"].astype(object))
     if not any(_same_id(j, reference) for j in judge_ids):
+        key = str(reference).strip().casefold()
+        alike = [j for j in judge_ids if str(j).strip().casefold() == key]
+        near = f" ({alike[0]!r} differs only in letter case, spaces or type)" if alike else ""
         raise DataValidationError(
             f"reference={reference!r} is not a judge of {name}; its judges are "
-            f"{show_values(judge_ids, k=20)} (ids are compared exactly, e.g. 1 != '1'). Fix: "
-            f"pass one of them as reference=.")
+            f"{show_values(judge_ids, k=20)}{near} (ids are compared exactly, e.g. 1 != '1'). "
+            f"Fix: pass one of them as reference=.")
     codes = outcome_codes(df["outcome"], name)
     battle, battles = pd.factorize(df["battle"].astype(object), sort=False)
     battles = np.asarray(battles, dtype=object)
