@@ -573,6 +573,30 @@ def test_ranking_counts_battles_and_reference_votes_and_flags_unanchored_items(s
     assert ranking.loc[first, "n_reference_votes"] == 0
 
 
+def test_judge_without_reference_battles_and_pairs_without_shared_battles_are_said(
+        small_table):
+    """judges() names a judge that shares no battle with the reference (agreement NaN);
+    agreement_check() keeps a pair of judges that share no battle, n_battles 0 and NaN."""
+    human = set(small_table.loc[small_table["judge"] == "human", "battle"])
+    on_human = small_table["battle"].isin(human)
+    judge = small_table["judge"]
+    table = small_table[~(((judge == "judge-coin") & on_human)
+                          | ((judge == "judge-left") & ~on_human))]
+    model = bj.AnchoredBT(random_seed=0, **PLAIN).fit(table)
+    with pytest.warns(UserWarning, match=r"1 judge\(s\) \['judge-coin'\] share no battle "
+                      "with the reference"):
+        judges = model.judges().groupby("judge")[["n_with_reference", "agreement"]].first()
+    assert judges.loc["judge-coin", "n_with_reference"] == 0
+    assert np.isnan(judges.loc["judge-coin", "agreement"])
+    check = model.agreement_check()
+    apart = check.apply(lambda r: {r["judge_a"], r["judge_b"]} == {"judge-left",
+                                                                   "judge-coin"}, axis=1)
+    assert len(check) == 3 and apart.sum() == 1
+    row = check[apart].iloc[0]
+    assert row["n_battles"] == 0 and row.drop(["judge_a", "judge_b", "n_battles"]).isna().all()
+    assert check[~apart].notna().all().all()
+
+
 def test_battles_table_columns_counts_and_polars(small_table):
     import polars as pl
 

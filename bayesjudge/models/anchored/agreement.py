@@ -106,7 +106,8 @@ class AgreementCheck:
         Returns
         -------
         pandas.DataFrame
-            One row per judge pair: ``judge_a``, ``judge_b``, ``n_battles``,
+            One row per judge pair: ``judge_a``, ``judge_b``, ``n_battles`` (0, and NaN
+            in the other columns, for a pair that shares no battle),
             ``observed``, ``expected`` (posterior mean of the predicted share),
             ``lower``/``upper`` (``ci_prob`` interval of the replicated share: posterior
             draws plus the binomial noise of n_battles battles, normal approximation),
@@ -122,7 +123,8 @@ class AgreementCheck:
         rng = np.random.default_rng(self.random_seed)
         rows = []
         for (a, b), (total, agree, mean, var) in self._agreement_moments(params).items():
-            if total == 0:
+            if total == 0:  # no battle judged by both: nothing to check, said so
+                rows.append((judges[a], judges[b], 0, *[np.nan] * 5))
                 continue
             rep = (mean + np.sqrt(var) * rng.standard_normal(n_draws)) / total
             obs = agree / total

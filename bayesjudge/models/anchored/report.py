@@ -199,7 +199,11 @@ class AnchoredReports:
             the verdict's own dependence on d),
             averaged over the d of the battles the judge judged. m verdicts of judge k
             alone give a skill difference the posterior variance of m I_k / I_ref
-            reference votes (asymptotically). MAP fits add ``laplace_ok``.
+            reference votes (asymptotically) -- with ``item_bias`` only while the
+            judge's own preferences on the pair count for little: they are the same in
+            every verdict on a pair, so the worth of many verdicts saturates (a rate per
+            verdict, for comparing judges; with ``discrimination`` it can exceed 1).
+            MAP fits add ``laplace_ok``.
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
@@ -241,6 +245,12 @@ class AnchoredReports:
                 ok = ok & bool(np.all(self.laplace_ok("consensus")))
             out["laplace_ok"] = per(ok)
             warn_flagged(out, ["judge", "reference_outcome", "verdict"])
+        alone = judges[np.asarray(st["judge_with_reference"]) == 0].tolist()
+        if alone:  # agreement NaN: nothing to compare with
+            warn_user(f"AnchoredBT.judges: {len(alone)} judge(s) {show_values(alone, k=10)} "
+                      f"share no battle with the reference: their confusion rows rest on the "
+                      f"prior and on the skills alone (agreement NaN). Add reference votes on "
+                      f"some of their battles.")
         return out
 
     def _point(self) -> dict[str, np.ndarray]:
