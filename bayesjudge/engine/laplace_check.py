@@ -381,7 +381,8 @@ def laplace_attrs(fit) -> dict:
         if imp.inla else ""
     flags = {k: np.asarray(v, dtype=bool).tolist() for k, v in (fit.laplace_ok or {}).items()}
     return {"inference": f"laplace approximation (unconstrained space){how}, not NUTS",
-            "pareto_k": imp.pareto_k, "laplace_ok": json.dumps(flags)}
+            "pareto_k": imp.pareto_k, "importance_ess": imp.ess,
+            "laplace_ok": json.dumps(flags)}
 
 
 def read_flags(text: str | None, name: str, shape: tuple[int, ...]) -> np.ndarray:
