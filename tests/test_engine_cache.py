@@ -196,3 +196,25 @@ def test_the_cache_key_hashes_every_module_that_builds_a_graph():
                    "models/preference/temperature.py", "data/comparisons.py"):
         assert source in hashed, source
     assert not any(s.startswith(("cli/", "experiments/", "datasets/")) for s in hashed)
+
+
+def test_graphs_with_a_differentiated_op_from_graph_are_stored(cache, monkeypatch, caplog):
+    """AnchoredBT's graph holds pt.logsumexp, an OpFromGraph whose pullback (a local
+    closure, which pickle refuses) is cached on the op once the gradient is taken: every
+    one of its functions went unstored and was compiled anew in each process. Stored now
+    (the caches emptied as they are pickled): a new process compiles nothing, and gives
+    the same fit and Laplace draws."""
+    from bayesjudge import AnchoredBT
+
+    example = AnchoredBT.example_data()
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    first = AnchoredBT(random_seed=0).fit(*example.fit_args)
+    before = first.ranking()
+    assert not [r for r in caplog.records if "not storing" in r.getMessage()]
+    made, _ = _spy(monkeypatch)
+    compiled.clear_cache()  # as in a new process
+    again = AnchoredBT(random_seed=0).fit(*example.fit_args)
+    after = again.ranking()
+    assert made == []
+    np.testing.assert_allclose(again.map_["skill"], first.map_["skill"], rtol=1e-12)
+    np.testing.assert_allclose(after["skill_lower"], before["skill_lower"], rtol=1e-10)

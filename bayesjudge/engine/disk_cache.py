@@ -249,7 +249,7 @@ def store(name: str | None, fn: Any, data: Mapping[str, Any]) -> None:
         # mkstemp: an unpredictable name, O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600
         fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX, dir=directory)
         with os.fdopen(fd, "wb") as fh:
-            pickle.dump(entry, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            _Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL).dump(entry)
         os.replace(tmp, directory / name)  # renames over a planted symlink, never through it
         tmp = None
     except Exception as err:  # unpicklable op, read-only home, full disk: just don't cache
@@ -261,6 +261,28 @@ def store(name: str | None, fn: Any, data: Mapping[str, Any]) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
     evict(directory, newest=name)
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a compiled function with the gradient caches of its OpFromGraph ops emptied.
+
+    A compiled function never differentiates again, but an OpFromGraph whose pullback
+    was built (``pt.logsumexp``'s LogSumExp, once the model's gradient was taken) keeps it
+    as a local closure, which pickle refuses: the whole entry was then not stored (every
+    AnchoredBT function, compiled anew in each process). The caches are memos, rebuilt on
+    demand; every op the pickle reaches passes here, in the compiled graph or in the one
+    it was compiled from.
+    """
+
+    def reducer_override(self, obj):
+        from pytensor.compile.builders import OpFromGraph
+
+        if isinstance(obj, OpFromGraph):
+            if getattr(obj, "_lop_op_cache", None):
+                obj._lop_op_cache = {}
+            if getattr(obj, "_rop_op_cache", None) is not None:
+                obj._rop_op_cache = None
+        return NotImplemented
 
 
 def evict(directory: Path, newest: str | None = None) -> None:
