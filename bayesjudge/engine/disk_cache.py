@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pytensor.compile.builders import OpFromGraph
 
 _log = logging.getLogger(__name__)
 
@@ -274,9 +275,7 @@ class _Pickler(pickle.Pickler):
     it was compiled from.
     """
 
-    def reducer_override(self, obj):
-        from pytensor.compile.builders import OpFromGraph
-
+    def reducer_override(self, obj):  # called for every object the pickle reaches
         if isinstance(obj, OpFromGraph):
             if getattr(obj, "_lop_op_cache", None):
                 obj._lop_op_cache = {}
