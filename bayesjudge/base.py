@@ -145,6 +145,9 @@ class BayesianModel(ABC):
     #: MAP by damped Newton on the exact Hessian (models with a few parameters; see
     #: :mod:`bayesjudge.engine.optim`), else L-BFGS-B.
     _map_newton = False
+    #: The graph has no static size (``FitData.shape_key`` then holds no sizes): one
+    #: compiled engine serves data of any size (:class:`bayesjudge.engine.Engine`).
+    _generic_shapes = False
     _fitting_method = "map"
 
     @property
@@ -270,7 +273,8 @@ class BayesianModel(ABC):
         self._fitting_method = method  # a model may parametrise NUTS and MAP differently
         # polars / pyarrow / ... tables read as pandas once, before any model looks at them
         fd = self._prepare(*map(as_pandas, args), **{k: as_pandas(v) for k, v in kwargs.items()})
-        engine = get_engine(self._structure_key(fd), lambda: self._build(fd))
+        engine = get_engine(self._structure_key(fd), lambda: self._build(fd),
+                            self._generic_shapes)
         engine.set_data(fd.data, fd.coords)
         self._fit_data = fd
         self._engine = engine

@@ -20,12 +20,18 @@ Configurations:
   bayesjudge rejects is skipped with a note;
 * ``DavidsonAggregator(random_seed=1).fit(votes, labels, method="nuts")`` on
   ``simulate_davidson_votes(200, 8, beta=2, eta0=-0.5, random_seed=1)``, default
-  sampler (the data are simulated before the timer starts).
+  sampler (the data are simulated before the timer starts);
+* ``AnchoredBT(random_seed=0)`` MAP fit + ``ranking(ci_prob=0.9)`` on arena_ppr's
+  human + GPT-4 verdicts among its k most frequent models (human votes kept on a fifth
+  of the battles): k = 12 (the warm-up's size, so the "repeat") against a number of
+  items no earlier process fitted (k = 11, 10, 9, ... one per repeat). AnchoredBT's
+  graph has no static size, so a user's new item set should cost what a repeat does
+  (before, each new size compiled its numba code anew: ~90 s).
 
 Run from the repository root::
 
     python benchmarks/bench_cold_start.py [--repeats 3] [--samplers auto nutpie pymc]
-        [--json benchmarks/results.json]
+        [--no-davidson] [--no-anchored] [--json benchmarks/results.json]
 """
 
 from __future__ import annotations
@@ -59,6 +65,23 @@ out["default_sampler"] = inspect.signature(bj.BayesianModel.fit).parameters["sam
 if kind == "import_bj":
     print(json.dumps(out)); sys.exit(0)
 kw = {} if sampler == "default" else {"sampler": sampler}
+if kind == "anchored":  # `sampler` holds the number of models k
+    import numpy as np
+    from bayesjudge.datasets import arena_ppr
+    table = arena_ppr()
+    table = table[table["judge"].isin(["human", "gpt-4-0125-preview"])]
+    models = table["left"].value_counts().index[: int(sampler)]
+    table = table[table["left"].isin(models) & table["right"].isin(models)]
+    battles = table["battle"].unique()
+    keep = np.random.default_rng(0).choice(battles, len(battles) // 5, replace=False)
+    table = table[(table["judge"] != "human") | table["battle"].isin(keep)]
+    table = table[["battle", "judge", "left", "right", "outcome"]]
+    t0 = time.perf_counter()
+    model = bj.AnchoredBT(random_seed=0).fit(table)
+    model.ranking(ci_prob=0.9)
+    out["fit"] = time.perf_counter() - t0
+    out["n_items"] = len(models)
+    print(json.dumps(out)); sys.exit(0)
 if kind == "misclassification":
     model = bj.MisclassificationModel(random_seed=1)
     fit = lambda: model.fit_counts(300, 500, 40, 50, 35, 50, method="nuts", **kw)
@@ -114,6 +137,7 @@ def main(argv=None) -> None:
     parser.add_argument("--samplers", nargs="*", default=["auto", "nutpie", "pymc"],
                         help="samplers timed besides the default (misclassification model)")
     parser.add_argument("--no-davidson", action="store_true")
+    parser.add_argument("--no-anchored", action="store_true")
     parser.add_argument("--json", metavar="PATH",
                         help="append this run's rows to the benchmark table's JSON file")
     args = parser.parse_args(argv)
@@ -137,13 +161,20 @@ def main(argv=None) -> None:
     if not args.no_davidson:
         run_child("davidson")
         configs.append(("davidson", "default"))
+    if not args.no_anchored:
+        run_child("anchored", "12")
+        configs.append(("anchored", "12"))
     run_child("import_bj")
     run_child("import_pymc")
 
     runs = {c: [] for c in configs}
-    for _ in range(args.repeats):
+    if not args.no_anchored:
+        runs[("anchored", "new")] = []
+    for rep in range(args.repeats):
         for c in configs:
             runs[c].append(run_child(*c))
+            if c == ("anchored", "12"):  # a size no process fitted before: 11, 10, ...
+                runs[("anchored", "new")].append(run_child("anchored", str(11 - rep)))
 
     print(f"\nfresh processes, warm caches; median of {args.repeats} (default sampler: "
           f"{default!r})")
@@ -203,6 +234,16 @@ def main(argv=None) -> None:
                 target="< 3 s first fit", agreement=diag(rs), repeats=args.repeats,
                 note=f"ran: {rs[-1].get('sampler_')}; import {median(rs, 'import'):.2f} s, "
                      f"whole process {median(rs, 'wall'):.2f} s; fit range {span(rs, 'fit')}"))
+        same, new = runs.get(("anchored", "12")), runs.get(("anchored", "new"))
+        if same and new:
+            sizes = ", ".join(str(r["n_items"]) for r in new)
+            rows.append(Row(
+                sec, "AnchoredBT MAP fit + ranking(ci_prob=0.9), arena_ppr human + GPT-4 "
+                     f"among a number of models no process fitted before ({sizes})",
+                median(new, "fit"), "the same among the 12 models the warm-up fitted",
+                median(same, "fit"), target="<= 1.5", repeats=args.repeats,
+                note="one compiled graph for every number of items (generic shapes); "
+                     f"fit range {span(new, 'fit')} against {span(same, 'fit')}"))
         write_rows(args.json, rows)
 
 

@@ -878,3 +878,21 @@ def test_consensus_layer_predict_agreement_and_worth_by_hand(small_table, tmp_pa
                  "--seed", "0", "--out", str(tmp_path / "r.csv")]) == 0
     got = pd.read_csv(tmp_path / "r.csv").set_index("item")["skill"]
     np.testing.assert_allclose(got, pd.Series(skill, items).loc[got.index], atol=1e-6)
+
+
+def test_zero_sum_map_is_pymcs_zero_sum_transform_for_any_size():
+    """The skills' and the judges' item-bias zero-sum map, which reads n from its input
+    (one graph for every number of items), equals PyMC's ZeroSumTransform row by row."""
+    import pytensor.tensor as pt
+    from pymc.distributions.transforms import ZeroSumTransform
+
+    from bayesjudge.models.anchored.likelihood import zero_sum_skills
+
+    y = pt.matrix("y")
+    ours, pymcs = zero_sum_skills(y), ZeroSumTransform(zerosum_axes=[-1]).backward(y)
+    for shape in [(1, 1), (3, 5), (2, 11)]:
+        value = np.random.default_rng(shape[1]).normal(size=shape)
+        got = ours.eval({y: value})
+        np.testing.assert_allclose(got, pymcs.eval({y: value}), rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(got.sum(axis=1), 0.0, atol=1e-13)
+        assert got.shape == (shape[0], shape[1] + 1)

@@ -14,6 +14,7 @@ import pickle
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from bayesjudge import MisclassificationModel
@@ -218,3 +219,34 @@ def test_graphs_with_a_differentiated_op_from_graph_are_stored(cache, monkeypatc
     assert made == []
     np.testing.assert_allclose(again.map_["skill"], first.map_["skill"], rtol=1e-12)
     np.testing.assert_allclose(after["skill_lower"], before["skill_lower"], rtol=1e-10)
+
+
+def test_one_anchored_engine_serves_any_number_of_items_and_judges(cache, monkeypatch):
+    """AnchoredBT's graph has no static size (the engine's ``generic_shapes``): data with
+    more items and fewer judges reuse the compiled functions -- nothing is compiled, in
+    memory or on disk, for the second data set -- and give exactly what a fresh engine
+    gives on it; going back to the first data set reproduces the first fit."""
+    from bayesjudge import AnchoredBT
+    from bayesjudge.models.anchored.simulate import simulate_battles
+
+    six, _ = simulate_battles(np.linspace(-1, 1, 6), 240, random_seed=5)
+    nine, _ = simulate_battles(np.linspace(-1.5, 1.5, 9), 400, random_seed=6)
+    nine = nine[nine["judge"].isin(["human", "judge-good", "judge-left"])]
+
+    def fit(table):
+        model = AnchoredBT(random_seed=0).fit(table)
+        return model, model.ranking(ci_prob=0.9)
+
+    first, first_ranks = fit(six)
+    made, _ = _spy(monkeypatch)
+    before = compiled.compilations()
+    other, other_ranks = fit(nine)
+    assert made == [] and compiled.compilations() == before
+    assert len(other_ranks) == 9 and other.map_["confusion"].shape == (2, 3, 3)
+    again, again_ranks = fit(six)
+    np.testing.assert_allclose(again.map_["skill"], first.map_["skill"], rtol=1e-12)
+    pd.testing.assert_frame_equal(again_ranks, first_ranks)
+    compiled.clear_cache()  # a fresh engine, built on the nine-item data
+    fresh, fresh_ranks = fit(nine)
+    np.testing.assert_allclose(other.map_["skill"], fresh.map_["skill"], rtol=1e-9)
+    pd.testing.assert_frame_equal(other_ranks, fresh_ranks, rtol=1e-7)

@@ -208,7 +208,16 @@ def test_joblib_equals_in_process(study, scores, capsys):
     pd.testing.assert_frame_equal(there.replications.drop(columns="fit_seconds"),
                                   here.drop(columns="fit_seconds").reset_index(drop=True),
                                   **MAP_TOL)
-    pd.testing.assert_frame_equal(there.judges, study.judges, **MAP_TOL)
+    # Interval ends are quantiles of the Laplace draws, importance-resampled where the
+    # Gaussian is checked: a ~1e-7 move of the MAP can change a resampled draw, which moves
+    # an end by up to a gap between neighbouring draws (measured 1e-3 relative on an AMD
+    # EPYC: 2.2715 against 2.2692). Their Monte Carlo error is ~0.03 sd (a 5% quantile
+    # of 1,000 draws); they agree to 1e-2 relative, the point values to MAP_TOL.
+    ends = [c for c in there.judges.columns if c.endswith(("_lower", "_upper"))]
+    pd.testing.assert_frame_equal(there.judges.drop(columns=ends),
+                                  study.judges.drop(columns=ends), **MAP_TOL)
+    pd.testing.assert_frame_equal(there.judges[ends], study.judges[ends], check_exact=False,
+                                  rtol=1e-2, atol=1e-3)
     assert there.settings["executor"] == "joblib"
 
 

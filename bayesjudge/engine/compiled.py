@@ -3,6 +3,10 @@
 A PyMC graph is built once per *model structure* (class, options, priors and
 any sizes that change parameter shapes), its log density and gradient are
 compiled once, and refits on new data only swap the ``pm.Data`` containers.
+A model whose graph has no static size (``generic_shapes``) gets one engine for
+every number of items: its functions take the free variables one by one, so
+neither the graph nor the numba code compiled from it depends on their sizes, and
+a new data set's sizes only reset the dim lengths and the layout of ``x``.
 Engines are cached at module level (:func:`get_engine`), their compiled functions
 also on disk (:mod:`~bayesjudge.engine.disk_cache`), so the user's loop
 ``for split in splits: Model(...).fit(split)`` never rebuilds or recompiles.
@@ -40,12 +44,18 @@ _ENGINES: dict[Hashable, "Engine"] = {}
 _N_COMPILED = 0  # engines built by this process (compilations, not cache hits)
 
 
-def get_engine(key: Hashable, build: Callable[[], pm.Model]) -> "Engine":
-    """Return the cached engine for ``key``, building and compiling it on first use."""
+def get_engine(key: Hashable, build: Callable[[], pm.Model],
+               generic_shapes: bool = False) -> "Engine":
+    """Return the cached engine for ``key``, building and compiling it on first use.
+
+    ``generic_shapes``: the graph ``build`` returns has no static size (dims from
+    shared dim lengths, no size-dependent constant), so ``key`` need not hold the
+    sizes (:class:`Engine`).
+    """
     engine = _ENGINES.get(key)
     if engine is None:
         _log.info("compiling model structure %r", key)
-        engine = Engine(build(), key)
+        engine = Engine(build(), key, generic_shapes)
         _ENGINES[key] = engine
         global _N_COMPILED
         _N_COMPILED += 1
@@ -69,16 +79,27 @@ class Engine:
     ----------
     model : pymc.Model
         Model whose data live in ``pm.Data`` containers.
+    key : hashable, optional
+        The structure's key (the disk cache's entry names).
+    generic_shapes : bool
+        The graph has no static size: the compiled functions take the free
+        variables one by one (split from ``x`` in Python by the current layout), so
+        one compilation serves data of any size; :meth:`set_data` applies the
+        coords' lengths to the model's dims and recomputes the layout and the initial
+        point. nutpie's own model and the numba log density of the ``"nutpie-cached"``
+        route are compiled per layout, as they flatten ``x`` in the graph; Newton's
+        exact Hessian (``fgh``) is not offered.
     """
 
-    def __init__(self, model: pm.Model, key: Hashable | None = None):
+    def __init__(self, model: pm.Model, key: Hashable | None = None,
+                 generic_shapes: bool = False):
         self.model = model
         self._key = key
+        self.generic_shapes = generic_shapes
         self.data_names = [name for name in model.named_vars if _is_data(model, name)]
-        self._ip = ip = model.initial_point()
         self.value_names = [v.name for v in model.value_vars]
-        self._shapes = [np.shape(ip[n]) for n in self.value_names]
-        self.x0 = np.concatenate([np.ravel(ip[n]) for n in self.value_names]).astype(float)
+        self._set_layout(model.initial_point())
+        self._nuts_models: dict[tuple, tuple] = {}  # layout -> (nutpie model, numba logp)
         self.param_names = [v.name for v in model.unobserved_value_vars]
         # Compiled on first use (a NUTS fit never needs the MAP objective), from the
         # disk cache when a previous process stored them (bayesjudge.engine.disk_cache).
@@ -91,6 +112,29 @@ class Engine:
         transformed = any(model.rvs_to_transforms.get(rv) is not None for rv in model.free_RVs)
         #: The compiled functions, as the MAP, Laplace and NUTS routes receive them.
         self.density = Density(self._function, self.x0, self.param_names, transformed)
+
+    def _set_layout(self, ip: Mapping[str, np.ndarray]) -> None:
+        """Shapes of the free variables, where each sits in ``x``, and the initial point."""
+        self._ip = ip
+        self._shapes = [np.shape(ip[n]) for n in self.value_names]
+        self.x0 = np.concatenate([np.ravel(ip[n]) for n in self.value_names]).astype(float)
+        self._pieces = list(zip(self.value_slices().values(), self._shapes))
+        if hasattr(self, "density"):
+            self.density.x0 = self.x0
+
+    def _resize(self, coords: Mapping) -> None:
+        """Apply the coords' lengths to the model's dims (``generic_shapes``); when one
+        changes, recompute the layout and swap in the NUTS models of the new layout."""
+        changed = False
+        for name, values in coords.items():
+            length = self.model.dim_lengths.get(name)
+            if hasattr(length, "set_value") and int(length.get_value()) != len(values):
+                self.model.set_dim(name, len(values), coord_values=list(values))
+                changed = True
+        if changed:
+            self._nuts_models[tuple(self._shapes)] = (self._nutpie, self._nogil)
+            self._set_layout(self.model.initial_point())
+            self._nutpie, self._nogil = self._nuts_models.pop(tuple(self._shapes), (None, None))
 
     # MAP is the mode of the posterior of the *constrained* parameters (no Jacobian,
     # as pm.find_MAP): with flat priors it is the MLE whatever the transform. The
@@ -111,7 +155,7 @@ class Engine:
     def _function(self, role: str):
         fn = self._fns.get(role)
         if fn is not None:
-            return fn
+            return _FlatArgs(fn, self) if self.generic_shapes else fn
         name = disk_cache.entry_name(self._key, role) if self._key is not None else None
         fn = disk_cache.load(name)
         if fn is None or not self._adopt(fn):
@@ -121,9 +165,11 @@ class Engine:
             values = {v.name: v.get_value(borrow=True) for v in fn.get_shared()}
             disk_cache.store(name, fn, values)
         self._fns[role] = fn
-        return fn
+        return _FlatArgs(fn, self) if self.generic_shapes else fn
 
     def _compile(self, role: str):
+        if self.generic_shapes:
+            return self._compile_generic(role)
         if role == "constrain":
             outs_x, x = join_nonshared_inputs(self._ip, self.model.unobserved_value_vars,
                                               self.model.value_vars)
@@ -138,6 +184,22 @@ class Engine:
             return fn
         return self._compile_logp_dlogp(self._ip, jacobian=role == "logp_jacobian",
                                         hessian=role == "fgh")
+
+    def _compile_generic(self, role: str):
+        """The function of ``role`` on the free variables one by one (``generic_shapes``)."""
+        model, inputs = self.model, self.model.value_vars
+        if role == "constrain":
+            outs = model.unobserved_value_vars
+        elif role == "logp_jacobian_value":
+            outs = model.logp(jacobian=True)
+        elif role in ("logp", "logp_jacobian"):
+            logp = model.logp(jacobian=role == "logp_jacobian")
+            outs = [logp, pt.concatenate([g.ravel() for g in pt.grad(logp, inputs)])]
+        else:
+            raise NotImplementedError(f"{role!r} is not compiled for a generic-shape engine")
+        fn = pytensor.function(inputs, outs)
+        fn.trust_input = True
+        return fn
 
     def _adopt(self, fn) -> bool:
         """Tie an unpickled function's shared containers to this model's (data, dim lengths)."""
@@ -181,6 +243,8 @@ class Engine:
             value = np.asarray(value, dtype=shared.type.dtype)  # pm.Data may store int32
             shared.set_value(value)
             self._data[name] = value
+        if self.generic_shapes:
+            self._resize(coords or {})
         self._sync_cached()
         self._coords = {k: np.asarray(v) for k, v in (coords or {}).items()}
 
@@ -220,7 +284,7 @@ class Engine:
         approximation (:func:`bayesjudge.engine.laplace.laplace`).
         """
         start = self.x0 if x0 is None else np.asarray(x0, dtype=float)
-        newton = newton and self.x0.size <= optim.NEWTON_MAX_PARAMS
+        newton = newton and not self.generic_shapes and self.x0.size <= optim.NEWTON_MAX_PARAMS
         best = optim.find_mode(self.density, start, n_starts, random_seed, newton)
         fit = MAPResult(point=self.constrain(best.x), x=best.x, cov=None, logp=-float(best.fun))
         if laplace:
@@ -261,6 +325,20 @@ class Engine:
             self._sync_cached()  # PyMC's routes applied the data through pm.set_data
         self.last_sampler = run.route
         return run.tree
+
+
+class _FlatArgs:
+    """``x -> fn(*free variables)``: a generic-shape function called on the flat ``x``,
+    split by the engine's current layout (views, no copies)."""
+
+    __slots__ = ("fn", "_engine")
+
+    def __init__(self, fn, engine: Engine):
+        self.fn, self._engine = fn, engine
+
+    def __call__(self, x):
+        x = np.asarray(x, dtype=np.float64)
+        return self.fn(*[x[sl].reshape(shape) for sl, shape in self._engine._pieces])
 
 
 def _is_data(model: pm.Model, name: str) -> bool:

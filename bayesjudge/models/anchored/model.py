@@ -20,7 +20,6 @@ from bayesjudge.models.anchored.likelihood import (
     TINY,
     cell_loglik_np,
     cell_loglik_pt,
-    zero_sum_basis,
     zero_sum_skills,
 )
 from bayesjudge.models.anchored.report import AnchoredReports
@@ -183,6 +182,8 @@ class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
                 names.append("consensus")
         return tuple(names)
 
+    _generic_shapes = True  # zero_sum_skills reads n from the graph; no static size
+
     def _has_judges(self) -> bool:
         st = getattr(self, "_state_", None)
         return bool(st and st["judges"])
@@ -221,18 +222,21 @@ class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
                 "the reference's votes and the other judges' verdicts in {left, tie, "
                 "right} of each battle, battles pooled in cells (pair x reference vote "
                 "counts x verdict pattern); one unit = one cell")},
-            shape_key=(len(battles.items), n_j),
+            # One graph for every number of items and judges (the engine's
+            # generic_shapes): only whether there are judges besides the reference
+            # changes its structure.
+            shape_key=(n_j > 0,),
             extra={"cells": cells},
         )
 
     # -- graph -----------------------------------------------------------------------
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()
-        n_items, n_j = fd.shape_key
+        n_j = len(fd.coords["judge"])
         with pm.Model(coords=fd.coords) as model:
             data = {name: pm.Data(name, value) for name, value in fd.data.items()}
             z = priors["skill"].create("skill_z", dims="item_free")
-            skill = pm.Deterministic("skill", zero_sum_skills(z, n_items), dims="item")
+            skill = pm.Deterministic("skill", zero_sum_skills(z), dims="item")
             tie = priors["tie_logit"].create("tie_logit")
             diff = skill[data["cell_left"]] - skill[data["cell_right"]]
             if self.position_bias:
@@ -244,7 +248,7 @@ class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
                 log_conf = pt.log(pt.maximum(conf, TINY))
             bias = None
             if n_j and (self.item_bias or self.discrimination):
-                shift = self._judge_shift(priors, skill, n_items)
+                shift = self._judge_shift(priors, skill)
                 bias = (shift[:, data["pair_left"]] - shift[:, data["pair_right"]]).T
             log_m = None
             if n_j and self.consensus:
@@ -255,7 +259,7 @@ class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
             pm.Potential("loglik", pt.sum(data["cell_count"] * ll))
         return model
 
-    def _judge_shift(self, priors, skill, n_items: int):
+    def _judge_shift(self, priors, skill):
         """u_k = a_k s + e_k per judge (``judge_shift``): the judge's skills are s + u_k.
 
         a_k (``judge_discrimination``, with ``discrimination=True``): how much more the
@@ -275,8 +279,7 @@ class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
                                                         dims=("judge", "item_free"))
             if spread.dist != "Flat":
                 z = spread.create("judge_item_bias_spread") * z
-            e = pm.Deterministic("judge_item_bias", pt.dot(z, zero_sum_basis(n_items).T),
-                                 dims=("judge", "item"))
+            e = pm.Deterministic("judge_item_bias", zero_sum_skills(z), dims=("judge", "item"))
             shift = shift + e
         return pm.Deterministic("judge_shift", shift, dims=("judge", "item"))
 
