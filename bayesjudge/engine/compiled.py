@@ -155,7 +155,7 @@ class Engine:
     def _function(self, role: str):
         fn = self._fns.get(role)
         if fn is not None:
-            return _FlatArgs(fn, self) if self.generic_shapes else fn
+            return fn
         name = disk_cache.entry_name(self._key, role) if self._key is not None else None
         fn = disk_cache.load(name)
         if fn is None or not self._adopt(fn):
@@ -164,8 +164,9 @@ class Engine:
             fn = self._compile(role)
             values = {v.name: v.get_value(borrow=True) for v in fn.get_shared()}
             disk_cache.store(name, fn, values)
-        self._fns[role] = fn
-        return _FlatArgs(fn, self) if self.generic_shapes else fn
+        # a generic-shape function is wrapped once: called on x, split by the current layout
+        self._fns[role] = _FlatArgs(fn, self) if self.generic_shapes else fn
+        return self._fns[role]
 
     def _compile(self, role: str):
         if self.generic_shapes:
