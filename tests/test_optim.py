@@ -192,3 +192,36 @@ def test_closed_form_start_keeps_newton_short_at_any_size(pooling, monkeypatch):
         q0, q1 = q0[:1], q1[:1]
     theta = (rate[: len(q0)] + np.array(q0) - 1) / (np.array(q0) + np.array(q1) - 1)
     np.testing.assert_allclose(1 / (1 + np.exp(-x[: len(q0)])), theta, rtol=1e-3)
+
+
+def premature_first_stop(monkeypatch, stops=1):
+    """L-BFGS-B's first ``stops`` runs end after two iterations with ``success=True`` and
+    scipy's ftol message: what a poor quasi-Newton direction did on a simulated jury
+    (optim.lbfgs_restarted's docstring), reproduced on any machine."""
+    real, calls = optim.lbfgs_maximise, []
+
+    def early(fn, init, options=None):
+        calls.append(np.array(init))
+        res = real(fn, init, {**(options or {}), "maxiter": 2} if len(calls) <= stops
+                   else options)
+        res.success, res.message = True, "CONVERGENCE: RELATIVE REDUCTION OF F <= FACTR*EPSMCH"
+        return res
+
+    monkeypatch.setattr(optim, "lbfgs_maximise", early)
+    return calls
+
+
+def test_a_premature_lbfgs_stop_is_restarted_from_where_it_stopped(engine, monkeypatch):
+    calls = premature_first_stop(monkeypatch)
+    fit = engine.find_map(laplace=False)
+    data = engine.model["y"].get_value()
+    assert len(calls) == 2 and not np.array_equal(calls[1], calls[0])  # restarted at the stop
+    assert fit.point["mu"] == pytest.approx(data.mean(), abs=1e-6)
+    assert np.exp(fit.point["log_sd"]) == pytest.approx(data.std(), rel=1e-6)
+
+
+def test_a_large_gradient_warns_even_when_scipy_reports_success(engine, monkeypatch):
+    calls = premature_first_stop(monkeypatch, stops=1 + optim.MAX_RESTARTS)
+    with pytest.warns(optim.ConvergenceWarning, match="did not converge"):
+        engine.find_map(laplace=False)
+    assert len(calls) == 1 + optim.MAX_RESTARTS

@@ -89,8 +89,7 @@ def laplace(fit: MAPResult, density: Density, blocks: np.ndarray | None = None) 
             chol = _laplace_chol(density, res.x, blocks) if np.isfinite(res.fun) else None
             if (chol is not None, -res.fun) > (best[1] is not None, best[2]):
                 best = (res.x, chol, -res.fun)
-            tol = 1e-3 * max(1, 1e-5 * abs(res.fun))
-            if chol is not None and np.max(np.abs(res.jac)) < tol:
+            if chol is not None and np.max(np.abs(res.jac)) < optim.gradient_tol(res.fun):
                 break
         centre, chol = best[0], best[1]
     fit.laplace_x, fit.chol = centre, None if blocks is None else chol
