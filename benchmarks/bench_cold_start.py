@@ -26,12 +26,15 @@ Configurations:
   of the battles): k = 12 (the warm-up's size, so the "repeat") against a number of
   items no earlier process fitted (k = 11, 10, 9, ... one per repeat). AnchoredBT's
   graph has no static size, so a user's new item set should cost what a repeat does
-  (before, each new size compiled its numba code anew: ~90 s).
+  (before, each new size compiled its numba code anew: ~90 s);
+* ``DavidsonBT(discriminators=True, position_bias=True)`` MAP fit + ``ranking`` on
+  arena_ppr's human, GPT-4 and Claude-3 verdicts among the same k models: the Bradley-
+  Terry family's graphs have no static size either (before, ~10-30 s per new size).
 
 Run from the repository root::
 
     python benchmarks/bench_cold_start.py [--repeats 3] [--samplers auto nutpie pymc]
-        [--no-davidson] [--no-anchored] [--json benchmarks/results.json]
+        [--no-davidson] [--no-anchored] [--no-davidson-bt] [--json benchmarks/results.json]
 """
 
 from __future__ import annotations
@@ -65,19 +68,26 @@ out["default_sampler"] = inspect.signature(bj.BayesianModel.fit).parameters["sam
 if kind == "import_bj":
     print(json.dumps(out)); sys.exit(0)
 kw = {} if sampler == "default" else {"sampler": sampler}
-if kind == "anchored":  # `sampler` holds the number of models k
+if kind in ("anchored", "davidson_bt"):  # `sampler` holds the number of models k
     import numpy as np
     from bayesjudge.datasets import arena_ppr
     table = arena_ppr()
-    table = table[table["judge"].isin(["human", "gpt-4-0125-preview"])]
+    judges = ["human", "gpt-4-0125-preview"] + (
+        [] if kind == "anchored" else ["claude-3-opus-20240229"])
+    table = table[table["judge"].isin(judges)]
     models = table["left"].value_counts().index[: int(sampler)]
     table = table[table["left"].isin(models) & table["right"].isin(models)]
-    battles = table["battle"].unique()
-    keep = np.random.default_rng(0).choice(battles, len(battles) // 5, replace=False)
-    table = table[(table["judge"] != "human") | table["battle"].isin(keep)]
-    table = table[["battle", "judge", "left", "right", "outcome"]]
+    if kind == "anchored":
+        battles = table["battle"].unique()
+        keep = np.random.default_rng(0).choice(battles, len(battles) // 5, replace=False)
+        table = table[(table["judge"] != "human") | table["battle"].isin(keep)]
+        table = table[["battle", "judge", "left", "right", "outcome"]]
+        model = bj.AnchoredBT(random_seed=0)
+    else:
+        table = table[["judge", "left", "right", "outcome"]]
+        model = bj.DavidsonBT(discriminators=True, position_bias=True, random_seed=0)
     t0 = time.perf_counter()
-    model = bj.AnchoredBT(random_seed=0).fit(table)
+    model.fit(table)
     model.ranking(ci_prob=0.9)
     out["fit"] = time.perf_counter() - t0
     out["n_items"] = len(models)
@@ -138,6 +148,7 @@ def main(argv=None) -> None:
                         help="samplers timed besides the default (misclassification model)")
     parser.add_argument("--no-davidson", action="store_true")
     parser.add_argument("--no-anchored", action="store_true")
+    parser.add_argument("--no-davidson-bt", action="store_true")
     parser.add_argument("--json", metavar="PATH",
                         help="append this run's rows to the benchmark table's JSON file")
     args = parser.parse_args(argv)
@@ -161,20 +172,21 @@ def main(argv=None) -> None:
     if not args.no_davidson:
         run_child("davidson")
         configs.append(("davidson", "default"))
-    if not args.no_anchored:
-        run_child("anchored", "12")
-        configs.append(("anchored", "12"))
+    sized = [k for k, off in (("anchored", args.no_anchored),
+                              ("davidson_bt", args.no_davidson_bt)) if not off]
+    for kind in sized:
+        run_child(kind, "12")
+        configs.append((kind, "12"))
     run_child("import_bj")
     run_child("import_pymc")
 
     runs = {c: [] for c in configs}
-    if not args.no_anchored:
-        runs[("anchored", "new")] = []
+    runs.update({(kind, "new"): [] for kind in sized})
     for rep in range(args.repeats):
         for c in configs:
             runs[c].append(run_child(*c))
-            if c == ("anchored", "12"):  # a size no process fitted before: 11, 10, ...
-                runs[("anchored", "new")].append(run_child("anchored", str(11 - rep)))
+            if c[0] in sized:  # a size no process fitted before: 11, 10, ...
+                runs[(c[0], "new")].append(run_child(c[0], str(11 - rep)))
 
     print(f"\nfresh processes, warm caches; median of {args.repeats} (default sampler: "
           f"{default!r})")
@@ -234,12 +246,16 @@ def main(argv=None) -> None:
                 target="< 3 s first fit", agreement=diag(rs), repeats=args.repeats,
                 note=f"ran: {rs[-1].get('sampler_')}; import {median(rs, 'import'):.2f} s, "
                      f"whole process {median(rs, 'wall'):.2f} s; fit range {span(rs, 'fit')}"))
-        same, new = runs.get(("anchored", "12")), runs.get(("anchored", "new"))
-        if same and new:
+        labels = {"anchored": "AnchoredBT MAP fit + ranking(ci_prob=0.9), arena_ppr human + "
+                              "GPT-4",
+                  "davidson_bt": "DavidsonBT(discriminators=True, position_bias=True) MAP fit "
+                                 "+ ranking(ci_prob=0.9), arena_ppr human + GPT-4 + Claude-3"}
+        for kind in sized:
+            same, new = runs[(kind, "12")], runs[(kind, "new")]
             sizes = ", ".join(str(r["n_items"]) for r in new)
             rows.append(Row(
-                sec, "AnchoredBT MAP fit + ranking(ci_prob=0.9), arena_ppr human + GPT-4 "
-                     f"among a number of models no process fitted before ({sizes})",
+                sec, f"{labels[kind]} among a number of models no process fitted before "
+                     f"({sizes})",
                 median(new, "fit"), "the same among the 12 models the warm-up fitted",
                 median(same, "fit"), target="<= 1.5", repeats=args.repeats,
                 note="one compiled graph for every number of items (generic shapes); "

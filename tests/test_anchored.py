@@ -886,10 +886,10 @@ def test_zero_sum_map_is_pymcs_zero_sum_transform_for_any_size():
     import pytensor.tensor as pt
     from pymc.distributions.transforms import ZeroSumTransform
 
-    from bayesjudge.models.anchored.likelihood import zero_sum_skills
+    from bayesjudge.models.bradley_terry.core import zero_sum_rows
 
     y = pt.matrix("y")
-    ours, pymcs = zero_sum_skills(y), ZeroSumTransform(zerosum_axes=[-1]).backward(y)
+    ours, pymcs = zero_sum_rows(y), ZeroSumTransform(zerosum_axes=[-1]).backward(y)
     for shape in [(1, 1), (3, 5), (2, 11)]:
         value = np.random.default_rng(shape[1]).normal(size=shape)
         got = ours.eval({y: value})

@@ -250,3 +250,58 @@ def test_one_anchored_engine_serves_any_number_of_items_and_judges(cache, monkey
     fresh, fresh_ranks = fit(nine)
     np.testing.assert_allclose(other.map_["skill"], fresh.map_["skill"], rtol=1e-9)
     pd.testing.assert_frame_equal(other_ranks, fresh_ranks, rtol=1e-7)
+
+
+def _bt_tables(cls, per_aspect: bool):
+    """Two data sets of one structure and different sizes: the example's (2 contexts x 5
+    items, 3 judges) and a larger one (4 contexts x 4 items, 2 judges); with two or three
+    aspects for a per-aspect model."""
+    def table(seed, contexts):
+        t = cls.example_data(random_seed=seed).fit_args[0]
+        return t.assign(context=t["context"].astype(str) + contexts)
+
+    small = table(0, "")
+    large = pd.concat([table(1, "-b"), table(2, "-c")], ignore_index=True)
+    large = large[(large["judge"] != large["judge"].iloc[0])
+                  & ~large[["left", "right"]].isin([large["left"].iloc[0]]).any(axis=1)]
+    if per_aspect:
+        small = pd.concat([small.assign(aspect=a) for a in ("x", "y")], ignore_index=True)
+        large = pd.concat([large.assign(aspect=a) for a in ("x", "y", "z")], ignore_index=True)
+    return small, large.reset_index(drop=True)
+
+
+@pytest.mark.filterwarnings("ignore:comparisons.outcome:UserWarning")  # an unused level
+@pytest.mark.parametrize("cls, kwargs", [
+    ("DavidsonBT", {"discriminators": True, "position_bias": True, "tie": "per_judge"}),
+    ("BTSigma", {"per_aspect": True}),
+    ("OrdinalBT", {"per_judge_cutpoints": True, "discriminators": True, "position_bias": True}),
+])
+def test_one_bradley_terry_engine_serves_any_number_of_items_contexts_and_judges(
+        cache, monkeypatch, cls, kwargs):
+    """The Bradley-Terry family's graphs have no static size either: a data set with other
+    numbers of contexts, items, judges (and aspects) compiles nothing, equals a fresh
+    engine on it, and the first data set's fit comes back unchanged."""
+    import bayesjudge
+
+    model_cls = getattr(bayesjudge, cls)
+    small, large = _bt_tables(model_cls, kwargs.get("per_aspect", False))
+
+    def fit(table):
+        model = model_cls(random_seed=0, **kwargs).fit(table)
+        return model, model.ranking(ci_prob=0.9), model.judges(ci_prob=0.9)
+
+    first, first_ranks, first_judges = fit(small)
+    made, _ = _spy(monkeypatch)
+    before = compiled.compilations()
+    other, other_ranks, other_judges = fit(large)
+    assert made == [] and compiled.compilations() == before
+    assert len(other_ranks) == 16 * (3 if "per_aspect" in kwargs else 1)  # contexts x items
+    assert other_judges["judge"].nunique() == 2
+    again, again_ranks, again_judges = fit(small)
+    pd.testing.assert_frame_equal(again_ranks, first_ranks)
+    pd.testing.assert_frame_equal(again_judges, first_judges)
+    compiled.clear_cache()  # a fresh engine, built on the larger data
+    fresh, fresh_ranks, fresh_judges = fit(large)
+    np.testing.assert_allclose(other.map_["skill"], fresh.map_["skill"], rtol=1e-9, atol=1e-12)
+    pd.testing.assert_frame_equal(other_ranks, fresh_ranks, rtol=1e-7)
+    pd.testing.assert_frame_equal(other_judges, fresh_judges, rtol=1e-7)

@@ -30,21 +30,6 @@ import pytensor.tensor as pt
 TINY = 1e-300
 
 
-def zero_sum_skills(y):
-    """n - 1 free coordinates -> n values summing to zero, along the last axis (pytensor).
-
-    PyMC's ``ZeroSumTransform`` (an orthonormal basis of the zero-sum subspace), so
-    iid ``Normal(0, s)`` on ``y`` is ``ZeroSumNormal(s)`` on the skills:
-    ``x_i = y_i - S / (sqrt(n) + n)``, ``x_n = -S / sqrt(n)``, ``S = sum(y)``; on a
-    matrix, row by row (``y @ zero_sum_basis(n).T``). n is read from ``y``'s shape, so
-    the graph, and the numba code compiled from it, serve every number of items.
-    """
-    n = pt.cast(y.shape[-1] + 1, "float64")
-    root = pt.sqrt(n)
-    total = pt.sum(y, axis=-1, keepdims=True)
-    return pt.concatenate([y - total / (root + n), -total / root], axis=-1)
-
-
 #: The three outcomes, in the order of every array axis over them.
 OUTCOMES = ["left", "tie", "right"]
 #: How an item-bias difference b shifts a judge's verdict logits (left, tie, right).

@@ -20,10 +20,10 @@ from bayesjudge.models.anchored.likelihood import (
     TINY,
     cell_loglik_np,
     cell_loglik_pt,
-    zero_sum_skills,
 )
 from bayesjudge.models.anchored.report import AnchoredReports
 from bayesjudge.models.anchored.simulate import simulate_battles
+from bayesjudge.models.bradley_terry.core import zero_sum_rows
 from bayesjudge.priors import Prior
 from bayesjudge.structures import ExampleData, FitData
 
@@ -182,7 +182,7 @@ class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
                 names.append("consensus")
         return tuple(names)
 
-    _generic_shapes = True  # zero_sum_skills reads n from the graph; no static size
+    _generic_shapes = True  # zero_sum_rows reads n from the graph; no static size
 
     def _has_judges(self) -> bool:
         st = getattr(self, "_state_", None)
@@ -236,7 +236,7 @@ class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
         with pm.Model(coords=fd.coords) as model:
             data = {name: pm.Data(name, value) for name, value in fd.data.items()}
             z = priors["skill"].create("skill_z", dims="item_free")
-            skill = pm.Deterministic("skill", zero_sum_skills(z), dims="item")
+            skill = pm.Deterministic("skill", zero_sum_rows(z), dims="item")
             tie = priors["tie_logit"].create("tie_logit")
             diff = skill[data["cell_left"]] - skill[data["cell_right"]]
             if self.position_bias:
@@ -279,7 +279,7 @@ class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
                                                         dims=("judge", "item_free"))
             if spread.dist != "Flat":
                 z = spread.create("judge_item_bias_spread") * z
-            e = pm.Deterministic("judge_item_bias", zero_sum_skills(z), dims=("judge", "item"))
+            e = pm.Deterministic("judge_item_bias", zero_sum_rows(z), dims=("judge", "item"))
             shift = shift + e
         return pm.Deterministic("judge_shift", shift, dims=("judge", "item"))
 

@@ -11,11 +11,11 @@ ranking group and the judges' discriminators; ``predict``, ``ranking`` and
 ``judges`` come from :class:`~bayesjudge.models.bradley_terry.report.PairwiseReports`.
 
 Likelihood layout. Cells are grouped into *pairs* (distinct ordered group, left,
-right): the skill difference is computed once per pair. When the model has
-per-judge parameters the statistics form a (pair, judge) matrix if that matrix is
-at least half full (a jury that judged the same pairs, e.g. SummEval: no gathers
-over cells at all, the judge axis broadcasts), else a list of cells indexing the
-pairs. Without per-judge parameters the judges are summed per pair (eq. 12).
+right): the skill difference is computed once per pair, and the likelihood's cells
+(pair x judge-parameter column) index the pairs. Without per-judge parameters the
+judges are summed per pair (eq. 12). The graph has no static size (the engine's
+generic shapes): one compilation serves any number of items, contexts, judges and
+aspects.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from bayesjudge.models.bradley_terry.core import (
     pool_units,
     skill_layout,
     zero_sum,
+    zero_sum_rows,
 )
 from bayesjudge.models.bradley_terry.report import CHUNK, PairwiseReports
 
@@ -59,6 +60,9 @@ class PairwiseModel(PairwiseReports, BayesianModel):
     """
 
     _ties = False  # Davidson likelihood (outcome counts) instead of BT's win mass
+    #: One compiled graph for every number of items, contexts, judges and aspects: the
+    #: zero-sum maps read their sizes from the index arrays and dims (FitData.shape_key).
+    _generic_shapes = True
 
     # -- options --------------------------------------------------------------------
     def _check_options(self) -> None:
@@ -156,8 +160,10 @@ class PairwiseModel(PairwiseReports, BayesianModel):
             observed={"comparison": (("obs",), pool_units(self._observed(comps))),
                       "outcomes": (("obs", "outcome"), pool_units(comps.outcomes.T).T)},
             observation=self._observation(comps),
-            shape_key=(layout.dims, layout.shape, n_sc, len(data["group_size"]),
-                       len(comps.judges), comps.n_aspects),
+            # One graph for every number of items, contexts, judges and aspects (the
+            # engine's generic shapes): only the skills' dims and whether there is more
+            # than one judge change its structure.
+            shape_key=(layout.dims, len(comps.judges) > 1),
             extra={"comps": comps, "layout": layout,
                    "cell_left": layout.cells(comps.group, comps.left),
                    "cell_right": layout.cells(comps.group, comps.right),
@@ -287,28 +293,35 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         return diff, scale
 
     def _skill(self, fd: FitData, priors, model: pm.Model) -> Any:
-        """Zero-sum skills per ranking group (flat vector over skill cells) and ``skill``."""
+        """Zero-sum skills per ranking group (flat vector over skill cells) and ``skill``.
+
+        No static size: the zero-sum map reads the number of cells from its index
+        arrays and ``skill``'s shape is its dims' lengths (the engine's generic shapes).
+        """
         layout: SkillLayout = fd.extra["layout"]
         idx = {k: model[k] for k in ("free_cell", "free_group", "last_cell", "group_size")}
         z = priors["skill"].create("skill_z", dims="skill_free")
         flat = zero_sum(z, idx["free_cell"], idx["free_group"], idx["last_cell"],
-                        idx["group_size"], len(layout.nodes))
-        pm.Deterministic("skill", flat.reshape(layout.shape), dims=layout.dims)
+                        idx["group_size"])
+        shape = [model.dim_lengths[d] for d in layout.dims]
+        pm.Deterministic("skill", flat.reshape(shape, ndim=len(shape)), dims=layout.dims)
         return flat
 
     def _discriminator(self, fd: FitData, priors) -> Any:
         """sigma per judge (or judge x aspect), sum of log sigma = 0 (per aspect); a flat vector.
 
-        The flat vector is judge-major (index judge * n_aspects + aspect).
+        The flat vector is judge-major (index judge * n_aspects + aspect). The numbers
+        of judges and aspects are the dims' lengths (no static size).
         """
+        model = pm.modelcontext(None)
         comps: Comparisons = fd.extra["comps"]
-        n_j = len(comps.judges)
         per_aspect = getattr(self, "per_aspect", False)
-        n_a = comps.n_aspects if per_aspect else 1
+        n_j = model.dim_lengths["judge"]
+        n_a = model.dim_lengths["aspect"] if per_aspect and "aspect" in model.dim_lengths else 1
         dims = ("judge", "aspect") if per_aspect else ("judge",)
-        if n_j == 1:  # one judge: sigma is absorbed in the skills' scale (paper, section 4)
-            sigma = pt.ones((n_j * n_a,))
-            pm.Deterministic("discriminator", sigma.reshape((n_j, n_a) if per_aspect else (n_j,)),
+        if len(comps.judges) == 1:  # one judge: sigma is absorbed in the skills' scale
+            sigma = pt.ones((n_a,))  # (paper, section 4)
+            pm.Deterministic("discriminator", sigma[None, :] if per_aspect else sigma,
                              dims=dims)
             return sigma
         # MAP: non-centred, log sigma = tau z (z = discriminator_offset). NUTS: centred,
@@ -328,15 +341,13 @@ class PairwiseModel(PairwiseReports, BayesianModel):
             spread = None
         else:
             z = offset.create("discriminator_offset", dims="discriminator_free")
-        group = np.repeat(np.arange(n_a), n_j)  # zero-sum over judges within each aspect
-        order = np.arange(n_a * n_j).reshape(n_a, n_j)  # (aspect, judge) -> flat cell
-        last = order[:, -1]
-        free = order[:, :-1].ravel()
-        log_sigma = zero_sum(z, free, group[free], last, np.full(n_a, float(n_j)), n_a * n_j)
+        # zero-sum over the judges within each aspect: z holds n_j - 1 free coordinates per
+        # aspect, aspect-major; rows (aspect) x judges, then judge-major as the likelihood
+        # indexes it (judge * n_a + aspect)
+        log_sigma = zero_sum_rows(z.reshape((n_a, n_j - 1)))
         if spread is not None:
             log_sigma = spread.create("discriminator_spread") * log_sigma
-        # flat cells are (aspect, judge); the likelihood indexes judge * n_a + aspect
-        log_sigma = log_sigma.reshape((n_a, n_j)).T.reshape((-1,))
+        log_sigma = log_sigma.T.reshape((-1,))
         # The clip only guards the optimiser's line search (a trial step to
         # sigma = 0 or inf gave 0/0 = NaN); sigma_k outside e^+-30 is no judge.
         sigma = pt.exp(pt.clip(log_sigma, -30.0, 30.0))

@@ -82,22 +82,37 @@ def skill_layout(comps: Comparisons) -> SkillLayout:
     return SkillLayout(nodes, n_items, ("cell",), (len(nodes),))
 
 
-def zero_sum(y, free_cell, free_group, last_cell, group_size, n_cells: int):
+def zero_sum(y, free_cell, free_group, last_cell, group_size):
     """Map free coordinates to values that sum to zero within each group (pytensor).
 
     Per group of size n with free coordinates y (n - 1 of them) this is PyMC's
     ``ZeroSumTransform`` (an orthonormal basis of the zero-sum subspace):
     ``x_i = y_i - c`` for the free cells and ``x_last = -S / sqrt(n)``
     with ``S = sum(y)``, ``c = S / (sqrt(n) + n)``. iid ``Normal(0, s)`` on y is
-    therefore ``ZeroSumNormal(s)`` per group, for groups of any (ragged) size.
+    therefore ``ZeroSumNormal(s)`` per group, for groups of any (ragged) size. The
+    number of cells is read from the index arrays, so the graph has no static size.
     """
     sums = pt.inc_subtensor(pt.zeros(group_size.shape)[free_group], y)
     root = pt.sqrt(group_size)
     norm = sums / (root + group_size)
     fill = norm - sums / root
-    out = pt.zeros((n_cells,))
+    out = pt.zeros((free_cell.shape[0] + last_cell.shape[0],))
     out = pt.set_subtensor(out[free_cell], y - norm[free_group])
     return pt.set_subtensor(out[last_cell], fill - norm)
+
+
+def zero_sum_rows(y):
+    """n - 1 free coordinates -> n values summing to zero, along the last axis (pytensor).
+
+    :func:`zero_sum` for groups of one size, laid out row by row: ``x_i = y_i - S /
+    (sqrt(n) + n)``, ``x_n = -S / sqrt(n)``, ``S = sum(y)`` (on a matrix, ``y @
+    zero_sum_basis(n).T`` per row). n is read from ``y``'s shape, so the graph, and the
+    numba code compiled from it, serve every number of items.
+    """
+    n = pt.cast(y.shape[-1] + 1, "float64")
+    root = pt.sqrt(n)
+    total = pt.sum(y, axis=-1, keepdims=True)
+    return pt.concatenate([y - total / (root + n), -total / root], axis=-1)
 
 
 def zero_sum_numpy(y: np.ndarray, n: int) -> np.ndarray:

@@ -19,6 +19,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 import pymc as pm
+import pytensor.tensor as pt
 
 from bayesjudge.base import FitData
 from bayesjudge.data import DataValidationError, show_values
@@ -255,8 +256,7 @@ class OrdinalBT(OrdinalReports, PairwiseModel):
             observed={"comparison": (("obs",), pool_units(counts @ np.arange(k, dtype=float))),
                       "outcomes": (("obs", "level"), pool_units(counts.T).T)},
             observation=self._observation(comps),
-            shape_key=(layout.dims, layout.shape, n_sc, len(data["group_size"]), n_j,
-                       comps.n_aspects, k),
+            shape_key=(layout.dims, n_j > 1, k),  # as PairwiseModel's: no static size
             extra={"comps": comps, "layout": layout, "cell_left": cl, "cell_right": cr,
                    "counts": counts, "lik_cell": cell},
         )
@@ -339,7 +339,7 @@ class OrdinalBT(OrdinalReports, PairwiseModel):
                    if self._has_location() else None)
             theta = cutpoints_pt(gaps, loc, k, self._symmetric())
             if self.per_judge_cutpoints and gaps is None and loc is None:  # K = 2 symmetric
-                theta = theta[None].repeat(len(fd.coords["judge"]), axis=0)
+                theta = pt.repeat(theta[None], model.dim_lengths["judge"], axis=0)
             theta = pm.Deterministic("cutpoint", theta, dims=(*judge_dims, "boundary"))
             theta_cell = theta[col] if self.per_judge_cutpoints else theta[None, :]
             logp = ordinal_log_probs_pt(x, theta_cell, k)
