@@ -3,6 +3,7 @@
 A :class:`Prior` names a PyMC distribution and its parameters; a model holds a
 dict ``parameter name -> Prior`` with documented defaults. ``priors="flat"``
 asks for improper flat priors (maximum-likelihood parity under MAP).
+:func:`zero_sum_rows` is the zero-sum map the models put their skills' priors on.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pymc as pm
+import pytensor.tensor as pt
 
 
 class Prior:
@@ -113,3 +115,19 @@ def resolve_priors(
                                  f"got {spec!r}.")
             out[name] = Prior(**spec)
     return out
+
+
+def zero_sum_rows(y):
+    """n - 1 free coordinates -> n values summing to zero, along the last axis (pytensor).
+
+    The free-coordinate map of a ``ZeroSumNormal`` prior (PyMC's ``ZeroSumTransform``;
+    the Bradley-Terry family's ragged-group ``zero_sum`` for groups of one size), row
+    by row: ``x_i = y_i - S / (sqrt(n) + n)``, ``x_n = -S / sqrt(n)``, ``S = sum(y)``
+    (on a matrix, ``y @ zero_sum_basis(n).T`` per row), so iid ``Normal(0, s)`` on
+    ``y`` is ``ZeroSumNormal(s)``. n is read from ``y``'s shape, so the graph, and the
+    numba code compiled from it, serve every number of items.
+    """
+    n = pt.cast(y.shape[-1] + 1, "float64")
+    root = pt.sqrt(n)
+    total = pt.sum(y, axis=-1, keepdims=True)
+    return pt.concatenate([y - total / (root + n), -total / root], axis=-1)

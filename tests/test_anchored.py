@@ -886,7 +886,7 @@ def test_zero_sum_map_is_pymcs_zero_sum_transform_for_any_size():
     import pytensor.tensor as pt
     from pymc.distributions.transforms import ZeroSumTransform
 
-    from bayesjudge.models.bradley_terry.core import zero_sum_rows
+    from bayesjudge.priors import zero_sum_rows
 
     y = pt.matrix("y")
     ours, pymcs = zero_sum_rows(y), ZeroSumTransform(zerosum_axes=[-1]).backward(y)

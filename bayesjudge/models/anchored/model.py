@@ -23,8 +23,7 @@ from bayesjudge.models.anchored.likelihood import (
 )
 from bayesjudge.models.anchored.report import AnchoredReports
 from bayesjudge.models.anchored.simulate import simulate_battles
-from bayesjudge.models.bradley_terry.core import zero_sum_rows
-from bayesjudge.priors import Prior
+from bayesjudge.priors import Prior, zero_sum_rows
 from bayesjudge.structures import ExampleData, FitData
 
 

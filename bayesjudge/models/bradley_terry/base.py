@@ -47,9 +47,9 @@ from bayesjudge.models.bradley_terry.core import (
     pool_units,
     skill_layout,
     zero_sum,
-    zero_sum_rows,
 )
 from bayesjudge.models.bradley_terry.report import CHUNK, PairwiseReports
+from bayesjudge.priors import zero_sum_rows
 
 
 class PairwiseModel(PairwiseReports, BayesianModel):

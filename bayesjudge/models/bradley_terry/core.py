@@ -101,20 +101,6 @@ def zero_sum(y, free_cell, free_group, last_cell, group_size):
     return pt.set_subtensor(out[last_cell], fill - norm)
 
 
-def zero_sum_rows(y):
-    """n - 1 free coordinates -> n values summing to zero, along the last axis (pytensor).
-
-    :func:`zero_sum` for groups of one size, laid out row by row: ``x_i = y_i - S /
-    (sqrt(n) + n)``, ``x_n = -S / sqrt(n)``, ``S = sum(y)`` (on a matrix, ``y @
-    zero_sum_basis(n).T`` per row). n is read from ``y``'s shape, so the graph, and the
-    numba code compiled from it, serve every number of items.
-    """
-    n = pt.cast(y.shape[-1] + 1, "float64")
-    root = pt.sqrt(n)
-    total = pt.sum(y, axis=-1, keepdims=True)
-    return pt.concatenate([y - total / (root + n), -total / root], axis=-1)
-
-
 def zero_sum_numpy(y: np.ndarray, n: int) -> np.ndarray:
     """Numpy :func:`zero_sum` of one group on the last axis (y has n - 1 entries)."""
     s = y.sum(-1, keepdims=True)
