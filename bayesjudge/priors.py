@@ -122,10 +122,9 @@ def zero_sum_rows(y):
 
     The free-coordinate map of a ``ZeroSumNormal`` prior (PyMC's ``ZeroSumTransform``;
     the Bradley-Terry family's ragged-group ``zero_sum`` for groups of one size), row
-    by row: ``x_i = y_i - S / (sqrt(n) + n)``, ``x_n = -S / sqrt(n)``, ``S = sum(y)``
-    (on a matrix, ``y @ zero_sum_basis(n).T`` per row), so iid ``Normal(0, s)`` on
-    ``y`` is ``ZeroSumNormal(s)``. n is read from ``y``'s shape, so the graph, and the
-    numba code compiled from it, serve every number of items.
+    by row: ``x_i = y_i - S / (sqrt(n) + n)``, ``x_n = -S / sqrt(n)``, ``S = sum(y)``,
+    so iid ``Normal(0, s)`` on ``y`` is ``ZeroSumNormal(s)``. n is read from ``y``'s
+    shape, so the graph, and the numba code compiled from it, serve every number of items.
     """
     n = pt.cast(y.shape[-1] + 1, "float64")
     root = pt.sqrt(n)
