@@ -239,3 +239,29 @@ def test_dense_draws_of_an_ill_conditioned_cholesky_covariance_do_not_warn():
     np.testing.assert_array_equal(draws, same)
     z = draws @ np.linalg.cholesky(prec)  # whitened: identity covariance
     np.testing.assert_allclose(np.cov(z.T), np.eye(6), atol=0.02)
+
+
+@pytest.mark.parametrize("layout", ["blocks", "blocks_then_globals", "interleaved",
+                                    "globals_first"])
+def test_block_cholesky_equals_the_dense_factor(layout):
+    """laplace_cholesky(h, blocks) builds L block by block (no fill-in between blocks; the
+    globals' rows from their Schur complement) and equals the dense factor to rounding;
+    globals before a block coordinate take the dense path."""
+    rng = np.random.default_rng(7)
+    sizes, n_glob = [5, 1, 8, 3], 0 if layout in ("blocks", "interleaved") else 3
+    labels = np.concatenate([np.full(s, b) for b, s in enumerate(sizes)] + [np.full(n_glob, -1)])
+    if layout == "interleaved":
+        labels = labels[rng.permutation(labels.size)]
+    if layout == "globals_first":
+        labels = np.roll(labels, n_glob)
+    d = labels.size
+    a = np.zeros((d, d))
+    for b in np.unique(labels):
+        idx = np.flatnonzero((labels == b) | (labels < 0)) if b >= 0 else np.flatnonzero(labels < 0)
+        m = rng.standard_normal((idx.size, idx.size))
+        a[np.ix_(idx, idx)] += m @ m.T + idx.size * np.eye(idx.size)
+    dense = laplace_cholesky(-a)
+    blocked = laplace_cholesky(-a, labels)
+    np.testing.assert_allclose(blocked, dense, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(blocked @ blocked.T, a, rtol=1e-12, atol=1e-12)
+    assert laplace_cholesky(a, labels) is None  # not negative definite, either path

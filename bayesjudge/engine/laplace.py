@@ -106,7 +106,7 @@ def laplace_cov(density: Density, x: np.ndarray,
 def _laplace_chol(density: Density, x, blocks):
     logp_jac = density.logp_jac
     return hessian.laplace_cholesky(
-        hessian.compressed_hessian(lambda v: logp_jac(v)[1], x, blocks))
+        hessian.compressed_hessian(lambda v: logp_jac(v)[1], x, blocks), blocks)
 
 
 def laplace_draws(
@@ -219,7 +219,7 @@ def _centred_laplace(fit: MAPResult, logp_jac, logp_value, reparam: tuple[slice,
     if not np.isfinite(res.fun):
         return None
     chol = hessian.laplace_cholesky(
-        hessian.compressed_hessian(lambda y: fy(y)[1], res.x, blocks))
+        hessian.compressed_hessian(lambda y: fy(y)[1], res.x, blocks), blocks)
     if chol is None:
         return None
     cov = hessian.cov_from_cholesky(chol, potri=blocks is not None)

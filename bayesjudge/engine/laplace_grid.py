@@ -246,7 +246,7 @@ def _conditional_point(fy, t, init, tau, rest, sub_blocks, metric=None):
 
     def chol_at(r, g):
         return hessian.laplace_cholesky(
-            hessian.compressed_hessian(lambda v: f(v)[1], r, sub_blocks, grad_x=g))
+            hessian.compressed_hessian(lambda v: f(v)[1], r, sub_blocks, grad_x=g), sub_blocks)
 
     found = None if metric is None else _metric_ascent(f, init[rest], metric, chol_at)
     if found is None:

@@ -138,7 +138,7 @@ class LaplaceMarginal:
         if not np.isfinite(res.fun):
             return -np.inf, None
         chol = hessian.laplace_cholesky(
-            hessian.compressed_hessian(lambda r: f(r)[1], res.x, self.blocks))
+            hessian.compressed_hessian(lambda r: f(r)[1], res.x, self.blocks), self.blocks)
         if chol is None:
             return -np.inf, None
         # one Newton step from L-BFGS's stopping point: the log density it would reach
