@@ -158,8 +158,10 @@ def laplace_cholesky(hess: np.ndarray, blocks: np.ndarray | None = None) -> np.n
             return None
         out[np.ix_(idx, idx)] = chol_b
         if glob.size:
-            out[np.ix_(glob, idx)] = linalg.solve_triangular(
-                chol_b, a[np.ix_(idx, glob)], lower=True).T
+            # L_bb X = A[b, g] by BLAS dtrsm: ~5 us a block, where scipy's solve_triangular
+            # took 0.6 - 15 ms in its wrapper (100 blocks: 1.4 s of a 1.6 s factor)
+            out[np.ix_(glob, idx)] = linalg.blas.dtrsm(1.0, chol_b, a[np.ix_(idx, glob)],
+                                                       lower=1).T
     if glob.size:
         lg = out[glob][:, :glob.min()]
         try:
