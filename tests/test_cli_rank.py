@@ -200,10 +200,10 @@ def test_bad_rank_arguments_fail_before_any_work(tmp_path, capsys, extra, expect
     ("judge,left,right,prob\nj,a,b,1.5\nj,b,a,0.6\n", "prob"),
     ("judge,left,right,outcome\nj,a,b,win\nj,b,a,left\n", "outcome"),
     ("judge,left,right\nj,a,b\n", "prob"),
-    # a crowd file's LLM-judge rows have no annotator: line named, dropping it suggested
-    ("judge,annotator,left,right,outcome\ncrowd,w1,a,b,left\ngpt-4,,b,a,left\n",
-     "column 'annotator' is empty on line(s) 3; every row needs an id. Fill in the ids, "
-     "delete those rows, or drop the column"),
+    # an id column rank reads, empty on a row: the line named
+    ("judge,annotator,left,right,outcome\ncrowd,w1,a,b,left\n,,b,a,left\n",
+     "column 'judge' is empty on line(s) 3; every row needs an id. Fill in the ids, "
+     "or delete those rows"),
 ])
 def test_bad_comparison_tables_give_one_line(tmp_path, capsys, text, expect):
     (tmp_path / "c.csv").write_text(text)
@@ -211,3 +211,22 @@ def test_bad_comparison_tables_give_one_line(tmp_path, capsys, text, expect):
     assert main(["rank", str(tmp_path / "c.csv"), "--out", str(out)]) == 2
     assert expect in _one_error_line(capsys.readouterr().err)
     assert not out.exists()
+
+
+def test_an_empty_id_column_rank_does_not_read_is_ignored_with_a_warning(tmp_path, capsys):
+    """LLMFAO's battles.csv as shipped: the LLM judges' rows have no annotator, a column rank
+    does not use; it is named as unused and the ranking is written (mapped to a role it
+    is read, and an empty cell refused: test above)."""
+    text = ("judge,annotator,left,right,outcome\n" + "crowd,w1,a,b,left\ncrowd,w2,b,c,tie\n"
+            "gpt-4,,c,a,right\ngpt-4,,a,b,left\ngpt-4,,b,c,left\n")
+    (tmp_path / "c.csv").write_text(text)
+    out = tmp_path / "r.csv"
+    assert main(["rank", "--model", "davidson-bt", str(tmp_path / "c.csv"),
+                 "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "['annotator']" in err and "not used" in err
+    assert sorted(pd.read_csv(out, dtype=str)["item"]) == ["a", "b", "c"]
+    (tmp_path / "m.csv").write_text(text.replace("judge,annotator", "source,annotator"))
+    assert main(["rank", "--model", "davidson-bt", "--columns", "annotator=judge,source=context",
+                 str(tmp_path / "m.csv"), "--out", str(tmp_path / "r2.csv")]) == 2
+    assert "column 'annotator' is empty on line(s) 4, 5, 6" in capsys.readouterr().err

@@ -40,7 +40,7 @@ FILES_HELP = "reading files\n" + textwrap.fill(
     "header line (in semicolon- or tab-separated files, decimal commas such as 0,75 are read "
     f"as 0.75). Id columns ({', '.join(ID_COLUMNS)}) are read as text, exactly as written: "
     "007 stays 007, 1.10 and 1.1 are different items, NA is an id like any other; an empty "
-    "id is an error. In other columns, empty cells and NA/NaN/null are missing values, which "
+    "id is an error (for rank, in the columns it reads). In other columns, empty cells and NA/NaN/null are missing values, which "
     "are reported, never dropped. Errors name the line of the file (the header is line 1). "
     "A column n counts identical rows (a row with n = 5 is five rows; rows with n = 0 are "
     "dropped); a column the command does not use is named in a warning.",
@@ -53,7 +53,8 @@ def one_line(exc: BaseException | str) -> str:
     return " ".join(str(exc).split())
 
 
-def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = ()) -> pd.DataFrame:
+def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = (),
+               required: tuple[str, ...] | list[str] | None = None) -> pd.DataFrame:
     """Read a user's CSV file: id columns as exact strings, delimiter sniffed.
 
     Parameters
@@ -64,6 +65,12 @@ def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = ()) -> p
         What the file is ("votes", "calibration", ...), for error messages.
     ids : sequence of str
         Further columns to read as ids (e.g. ``--columns`` sources mapped to ``left``).
+    required : sequence of str, optional
+        The id columns the command uses: only these (and ``ids``) must have a value in
+        every row. Default: every id column of the file. An id column the command does not
+        use may have empty cells (LLMFAO's ``annotator`` is empty on the LLM judges' rows);
+        it is read as strings like the others, and the command's own check names it as
+        unused.
 
     Returns
     -------
@@ -109,6 +116,7 @@ def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = ()) -> p
     if dup:
         raise UsageError(f"{where} names column(s) {dup} more than once in its header; "
                          f"rename or drop the duplicates.")
+    extra = list(ids)
     ids = [c for c in names if c in ID_COLUMNS or c in ids]
     try:
         df = pd.read_csv(
@@ -122,15 +130,15 @@ def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = ()) -> p
         df = _decimal_commas(df, [c for c in df.columns if c not in ids])
     df.index = _file_lines(p, sep, len(df))
     check_header_rows(df, where)
-    for col in ids:
+    checked = ids if required is None else [c for c in ids if c in required or c in extra]
+    for col in checked:
         empty = df[col].str.strip() == ""
         if empty.any():
             lines = df.index[empty.to_numpy()].tolist()
             shown = ", ".join(map(str, lines[:5])) + (f" ... ({len(lines)} in all)"
                                                        if len(lines) > 5 else "")
             raise UsageError(f"{where}: column {col!r} is empty on line(s) {shown}; every row "
-                             f"needs an id. Fill in the ids, delete those rows, or drop the "
-                             f"column if this command does not use it.")
+                             f"needs an id. Fill in the ids, or delete those rows.")
     return df
 
 

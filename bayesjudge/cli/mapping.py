@@ -29,7 +29,8 @@ your own column names and labels (a Chatbot Arena export needs neither)
   context (one battle per context would leave nothing to compare).
 """ % {"roles": ", ".join(COLUMN_ROLES), "one": ONE_JUDGE}
 
-_ID_ROLES = ("judge", "left", "right", "context", "aspect", "battle")
+#: The comparisons table's id columns (the file's columns of these names, or mapped to them).
+ID_ROLES = ("judge", "left", "right", "context", "aspect", "battle")
 
 
 def parse_mapping(text: str | None, flag: str, allowed: tuple[str, ...],
@@ -83,7 +84,7 @@ def check_mapping_options(args: argparse.Namespace) -> None:
 def id_columns(args: argparse.Namespace) -> list[str]:
     """Columns of the file to read as ids (exact strings): those mapped to an id role."""
     mapping = args.columns if args.columns is not None else ARENA_COLUMNS
-    return [c for c, role in mapping.items() if role in _ID_ROLES]
+    return [c for c, role in mapping.items() if role in ID_ROLES]
 
 
 def map_comparisons(df: pd.DataFrame, args: argparse.Namespace, path: str):

@@ -22,6 +22,7 @@ from bayesjudge.cli.files import (
     read_table,
 )
 from bayesjudge.cli.mapping import (
+    ID_ROLES,
     MAPPING_HELP,
     add_mapping_options,
     check_mapping_options,
@@ -235,7 +236,8 @@ def add_tie_columns(model, judges, level: float):
 
 
 def run_rank(args: argparse.Namespace) -> int:
-    raw = read_table(args.comparisons, "comparisons", ids=id_columns(args))
+    # only the id columns rank reads must be filled in (LLMFAO's annotator is not one)
+    raw = read_table(args.comparisons, "comparisons", ids=id_columns(args), required=ID_ROLES)
     comparisons, notes = map_comparisons(raw, args, args.comparisons)
     if args.model == "anchored":
         from bayesjudge.cli.anchored import check_battle_column, run_anchored
