@@ -41,7 +41,8 @@ FILES_HELP = "reading files\n" + textwrap.fill(
     f"as 0.75). Id columns ({', '.join(ID_COLUMNS)}) are read as text, exactly as written: "
     "007 stays 007, 1.10 and 1.1 are different items, NA is an id like any other; an empty "
     "id is an error (for rank, in the columns it reads). In other columns, empty cells and "
-    "NA/NaN/null are missing values, which are reported, never dropped. Errors name the line of the file (the header is line 1). "
+    "NA/NaN/null are missing values, which are reported, never dropped. Errors name the "
+    "line of the file (the header is line 1). "
     "A column n counts identical rows (a row with n = 5 is five rows; rows with n = 0 are "
     "dropped); a column the command does not use is named in a warning.",
     width=82, initial_indent="  ", subsequent_indent="  ",
