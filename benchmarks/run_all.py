@@ -53,6 +53,7 @@ SCRIPTS: dict[str, tuple[str, list[str], list[str]]] = {
                    ["--repeats", "1", "--samplers", "--no-davidson"]),
     "scaling": ("bench_scaling.py", [],
                 ["--max-rows", "10000", "--repeats", "1", "--no-nuts"]),
+    "laplace": ("bench_laplace.py", [], ["--articles", "10"]),
     "anchored": ("bench_anchored.py", [],
                  ["--repeats", "1", "--refits", "10", "--chains", "2", "--tune", "200",
                   "--draws", "200", "--no-item-bias"]),
