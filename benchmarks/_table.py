@@ -31,9 +31,12 @@ import os
 import platform
 import re
 import sys
+import time
 from dataclasses import asdict, dataclass, fields
 from importlib import metadata
 from pathlib import Path
+
+import numpy as np
 
 __all__ = [
     "Row",
@@ -46,6 +49,16 @@ __all__ = [
     "read_rows",
     "write_rows",
 ]
+
+
+def median_time(fn, repeats: int = 1) -> tuple[float, object]:
+    """(median wall seconds, last result) of ``repeats`` calls of ``fn()``."""
+    times, out = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)), out
 
 
 def _finite(x) -> bool:

@@ -45,19 +45,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from _table import median_time  # noqa: E402  (the benchmarks folder: sys.path[0])
+
 import bayesjudge  # noqa: E402
 
 N_ITEMS, N_ROWS, NU = 200, 1_000_000, 0.8
-
-
-def median_time(fn, repeats: int):
-    """(median seconds, last result) of ``repeats`` calls."""
-    times, out = [], None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times)), out
 
 
 def arena_data(seed: int = 0, n_rows: int = N_ROWS) -> tuple[pd.DataFrame, np.ndarray]:

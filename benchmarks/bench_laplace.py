@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -35,7 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _table import Row, write_rows  # noqa: E402
+from _table import Row, median_time, write_rows  # noqa: E402
 
 from bayesjudge import BTSigma  # noqa: E402
 from bayesjudge.datasets import load_summeval, simulate_jury  # noqa: E402
@@ -60,19 +59,10 @@ def block_hessian(n_blocks: int, size: int, n_glob: int, seed: int = 0):
     return -a, labels
 
 
-def best_of(fn, repeats: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), out
-
-
 def factor_row(repeats: int) -> Row:
     h, labels = block_hessian(100, 15, 5)
-    t_block, blocked = best_of(lambda: hessian.laplace_cholesky(h, labels), 5 * repeats)
-    t_dense, dense = best_of(lambda: hessian.laplace_cholesky(h), 5 * repeats)
+    t_block, blocked = median_time(lambda: hessian.laplace_cholesky(h, labels), 5 * repeats)
+    t_dense, dense = median_time(lambda: hessian.laplace_cholesky(h), 5 * repeats)
     return Row(SECTION, "negative Hessian's Cholesky factor, 1,505 coordinates (100 blocks of "
                "15 + 5 globals last), block by block", t_block,
                "numpy's dense Cholesky of the same matrix", t_dense, target="<= 1.0",
@@ -93,10 +83,10 @@ def ranking_row(articles: int, repeats: int) -> Row:
         return model.ranking(ci_prob=0.9), model
 
     original = hessian.laplace_cholesky
-    t_ours, (ours, model) = best_of(run, repeats)
+    t_ours, (ours, model) = median_time(run, repeats)
     hessian.laplace_cholesky = lambda h, blocks=None: original(h)  # the dense factor
     try:
-        t_dense, (dense, _) = best_of(run, repeats)
+        t_dense, (dense, _) = median_time(run, repeats)
     finally:
         hessian.laplace_cholesky = original
     same = int((ours[["rank_lower", "rank_upper"]].to_numpy()

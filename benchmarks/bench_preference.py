@@ -53,6 +53,8 @@ from scipy import optimize, special, stats  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _table import median_time  # noqa: E402  (the benchmarks folder: sys.path[0])
+
 import bayesjudge  # noqa: E402
 from bayesjudge import PreferenceDistribution, TemperatureScaling  # noqa: E402
 from bayesjudge.baselines import BatchCalibration, ContextualCalibration  # noqa: E402
@@ -132,14 +134,7 @@ def time_interleaved(fns, args_per_fn, repeats):
     return best, [np.array(r) for r in results]
 
 
-def timed(fn, repeats=1):
-    """Median wall time of ``repeats`` calls and the last result."""
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), out
+timed = median_time  # (median seconds, last result): benchmarks/_table.py
 
 
 # --------------------------------------------------------------------------- 1. temperature
