@@ -47,9 +47,16 @@ def gradient_tol(fun: float) -> float:
     return 1e-3 * max(1.0, 1e-5 * abs(fun))
 
 
+#: A restart of L-BFGS-B that gains less than this times max(1, |logp|) shows the stop is a
+#: mode to float64 precision, whatever the gradient says (:func:`lbfgs_restarted`).
+STALL_GAIN = 1e-12
+
+
 def converged(res: optimize.OptimizeResult) -> bool:
-    """Whether ``res`` (minimisation terms) sits at a finite point with a small gradient."""
-    return bool(np.isfinite(res.fun) and np.max(np.abs(res.jac)) <= gradient_tol(res.fun))
+    """Whether ``res`` (minimisation terms) sits at a finite point with a small gradient, or
+    where a fresh L-BFGS-B run could not gain (``res["stalled"]``, :func:`lbfgs_restarted`)."""
+    return bool(np.isfinite(res.fun) and (np.max(np.abs(res.jac)) <= gradient_tol(res.fun)
+                                          or res.get("stalled", False)))
 
 
 def lbfgs_maximise(fn: Callable, init: np.ndarray,
@@ -78,6 +85,13 @@ def lbfgs_restarted(fn: Callable, init: np.ndarray) -> optimize.OptimizeResult:
     two, numba code for the host or a generic CPU). A restart forgets the curvature
     memory and reached the mode each time; up to :data:`MAX_RESTARTS` of them, each
     kept only if it does not lose.
+
+    A restart that gains less than :data:`STALL_GAIN` x max(1, |logp|) marks the result
+    ``stalled`` (:func:`converged`): a fresh run, whose first step follows the gradient,
+    found nothing to gain, so the stop is a mode to float64 precision and the gradient
+    left is rounding in a sum of many terms. Notebook 02's BT-sigma-asp fit on 768,000
+    probabilities stopped at max |gradient| 0.0055 - 0.0080 against a tolerance of 0.0052,
+    -logp 524,633.7518 after every restart.
     """
     res = lbfgs_maximise(fn, init)
     nfev = res.nfev
@@ -86,9 +100,12 @@ def lbfgs_restarted(fn: Callable, init: np.ndarray) -> optimize.OptimizeResult:
             break
         again = lbfgs_maximise(fn, res.x)
         nfev += again.nfev
-        if not again.fun <= res.fun:
+        stalled = not res.fun - again.fun > STALL_GAIN * max(1.0, abs(res.fun))
+        if again.fun <= res.fun:
+            res = again
+        if stalled:
+            res["stalled"] = True
             break
-        res = again
     res.nfev = nfev
     return res
 
