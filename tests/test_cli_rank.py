@@ -204,6 +204,9 @@ def test_bad_rank_arguments_fail_before_any_work(tmp_path, capsys, extra, expect
     ("judge,annotator,left,right,outcome\ncrowd,w1,a,b,left\n,,b,a,left\n",
      "column 'judge' is empty on line(s) 3; every row needs an id. Fill in the ids, "
      "or delete those rows"),
+    # a question id for a context: 60 two-item rankings, refused before any fit
+    ("judge,left,right,outcome,context\n" + "".join(f"j,a,b,left,q{i}\n" for i in range(60)),
+     "looks like a battle or question id"),
 ])
 def test_bad_comparison_tables_give_one_line(tmp_path, capsys, text, expect):
     (tmp_path / "c.csv").write_text(text)

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayesjudge import DataValidationError, symmetrize
+from bayesjudge import DataValidationError, datasets, symmetrize
 from bayesjudge.data import Comparisons, validate_comparisons
-from bayesjudge.data.comparisons import all_tie_judges, separated_items
+from bayesjudge.data.comparisons import PAIR_CONTEXTS, all_tie_judges, separated_items
 
 
 def table(**cols) -> pd.DataFrame:
@@ -73,6 +73,27 @@ def test_disconnected_check_is_per_aspect():
     df.loc[3] = ["flu", "k", "a", "b", 0.4]
     with pytest.raises(DataValidationError, match="aspect 'flu'"):
         validate_comparisons(df)
+
+
+def test_a_question_id_taken_for_a_context_is_refused_naming_an_example():
+    """arena_ppr's question ids as ``context``: 26,910 two-item rankings (the MAP over
+    ~27,000 skills ran four minutes and failed); refused at once, naming a battle."""
+    arena = datasets.arena_ppr().rename(columns={"question_id": "context"})
+    with pytest.raises(DataValidationError) as err:
+        validate_comparisons(arena.drop(columns=["battle", "winner_raw"]))
+    msg = str(err.value)
+    first = arena.iloc[0]
+    assert "comparisons.context: 26,910 of its 26,910 ranking groups" in msg
+    assert f"context {first['context']!r}: {first['left']!r} vs {first['right']!r}" in msg
+    assert "--columns context=battle" in msg
+    # below the threshold, or with several items per context, the groups are rankings
+    few = pd.DataFrame({"context": [f"q{i // 2}" for i in range(2 * (PAIR_CONTEXTS - 1))],
+                        "judge": "k", "left": "a", "right": "b", "prob": 0.6})
+    assert validate_comparisons(few).n_contexts == PAIR_CONTEXTS - 1
+    rows = [(f"q{c}", lft, rgt) for c in range(PAIR_CONTEXTS)
+            for lft, rgt in (("a", "b"), ("b", "c"))]
+    three = pd.DataFrame(rows, columns=["context", "left", "right"]).assign(judge="k", prob=0.6)
+    assert validate_comparisons(three).n_contexts == PAIR_CONTEXTS
 
 
 # ------------------------------------------------------------------ collapse

@@ -208,7 +208,9 @@ def validate_comparisons(comparisons: pd.DataFrame | Comparisons) -> Comparisons
         Missing ids; both or neither of ``prob`` / ``outcome``; a probability
         outside [0, 1] or NaN; an unknown outcome; a self-comparison (which also
         catches an item compared only with itself and a context with one item);
-        items of a context (and aspect) that split into disconnected groups.
+        items of a context (and aspect) that split into disconnected groups; a
+        ``context`` that holds battle or question ids (at least 50 groups, 90% of
+        them one pair of items).
     """
     if isinstance(comparisons, Comparisons):
         return comparisons
@@ -267,6 +269,7 @@ def collapse_rows(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray, p
         prob_sum=np.bincount(cell, weights=p * w, minlength=m),
         outcomes=outcomes.astype(float), n_rows=int(w.sum()))
     check_connected(comps)
+    check_contexts_rank_several(comps)
     return comps, cell, df
 
 
@@ -304,6 +307,42 @@ def check_connected(comps: Comparisons) -> None:
         f"{_NAME}: the items{where_text} split into {per_group.loc[bad]} groups never compared "
         f"with each other ({described}), so their skills cannot be put on one scale. Fix: add "
         f"comparisons linking the groups, or fit each group separately (a context column).")
+
+
+#: A ``context`` column with at least this many ranking groups, nearly all of them one
+#: pair of items, holds battle or question ids rather than contexts.
+PAIR_CONTEXTS = 50
+
+
+def check_contexts_rank_several(comps: Comparisons) -> None:
+    """Raise if ``context`` looks like a battle or question id.
+
+    With at least :data:`PAIR_CONTEXTS` ranking groups (context x aspect) of which 90% or
+    more hold a single pair of items, every group would be a two-item ranking with no
+    skill shared between groups (an Arena export's ``question_id`` taken for a context:
+    26,910 of them, each fitted as its own ranking, and the MAP over ~27,000 skills
+    fails after minutes). A context is a group within which several items are ranked.
+    """
+    if comps.contexts is None:
+        return
+    n_items = len(comps.items)
+    g = comps.group
+    nodes = np.unique(np.concatenate([g * n_items + comps.left, g * n_items + comps.right]))
+    size = np.bincount(nodes // n_items)
+    groups = np.flatnonzero(size)
+    pairs = size[groups] == 2
+    if len(groups) < PAIR_CONTEXTS or pairs.mean() < 0.9:
+        return
+    first = int(np.flatnonzero(comps.group == groups[pairs][0])[0])
+    example = (f"context {comps.contexts[comps.context[first]]!r}: "
+               f"{comps.items[comps.left[first]]!r} vs {comps.items[comps.right[first]]!r}")
+    raise DataValidationError(
+        f"{_NAME}.context: {pairs.sum():,} of its {len(groups):,} ranking groups hold a single "
+        f"pair of items ({example}), so each would be a ranking of two items with no skill "
+        f"shared between them: the column looks like a battle or question id, not a context "
+        f"(a group within which several items are ranked, such as an article every system "
+        f"summarised). Fix: drop the column, or rename it (with the bayesjudge command: "
+        f"--columns context=battle), to rank the items over all rows.")
 
 
 def all_tie_judges(comps: Comparisons) -> pd.Index:
