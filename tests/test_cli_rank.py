@@ -233,3 +233,25 @@ def test_an_empty_id_column_rank_does_not_read_is_ignored_with_a_warning(tmp_pat
     assert main(["rank", "--model", "davidson-bt", "--columns", "annotator=judge,source=context",
                  str(tmp_path / "m.csv"), "--out", str(tmp_path / "r2.csv")]) == 2
     assert "column 'annotator' is empty on line(s) 4, 5, 6" in capsys.readouterr().err
+
+
+def test_a_flagged_global_tie_flags_the_judges_rows_without_naming_parameters(files):
+    """--judges of davidson-bt takes the global tie logit from summarize(), which warns
+    naming parameters (skill[0], ...); the ranking names the items already, so that warning
+    is not repeated, and the tie row's flag reaches the judges' laplace_ok (LLMFAO per
+    prompt, whose Laplace check fails, printed 'skill[0]' ... and laplace_ok True)."""
+    import warnings
+
+    from bayesjudge.cli.rank import add_tie_columns
+
+    model = bj.DavidsonBT().fit(pd.read_csv(files / "hard.csv", dtype=str, keep_default_na=False))
+    judges = model.judges()
+    assert judges["laplace_ok"].all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert add_tie_columns(model, judges, 0.95)["laplace_ok"].all()
+        model.laplace_ok = lambda name: np.zeros(np.shape(model.map_[name]), dtype=bool)
+        with pytest.warns(UserWarning, match=r"skill\[.*tie_logit"):
+            model.summarize()
+        out = add_tie_columns(model, judges, 0.95)
+    assert not out["laplace_ok"].any() and judges["laplace_ok"].all()

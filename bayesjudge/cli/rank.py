@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 import numpy as np
 
@@ -223,8 +224,14 @@ def add_tie_columns(model, judges, level: float):
         return judges
     judges = judges.copy()
     if "tie_logit" not in judges:
-        table = model.summarize(ci_prob=level)
+        with warnings.catch_warnings():
+            # summarize() names flagged rows by parameter (skill[0], ...): the ranking's
+            # warning named them by item already, and the tie row's flag is kept below
+            warnings.filterwarnings("ignore", message=".*laplace_ok=False", category=UserWarning)
+            table = model.summarize(ci_prob=level)
         row = table.loc["tie_logit"]
+        if "laplace_ok" in table and "laplace_ok" in judges:
+            judges["laplace_ok"] = judges["laplace_ok"].to_numpy(bool) & bool(row["laplace_ok"])
         point = row["map"] if "map" in table else row["mean"]
         judges["tie_logit"] = point
         judges["tie_logit_lower"] = row[next(c for c in table if c.endswith("_lb"))]
