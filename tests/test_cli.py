@@ -331,3 +331,17 @@ def test_a_closed_pipe_ends_quietly():
     err = proc.stderr.read()
     assert proc.wait() == 141, err
     assert b"Traceback" not in err and b"BrokenPipe" not in err
+
+
+@pytest.mark.parametrize("command, flag", [("rank", "--method nuts"),
+                                           ("calibrate", "--inference nuts"),
+                                           ("aggregate", "--method nuts")])
+def test_the_library_advice_to_refit_by_nuts_is_given_as_the_command_s_option(command, flag):
+    from bayesjudge.cli.app import _cli_words
+
+    flagged = ("3 row(s) have Laplace intervals ... (laplace_ok=False): ['J7']. Refit with "
+               "method='nuts' for their intervals.")
+    assert _cli_words(flagged, command).endswith(f"Rerun with {flag} for their intervals.")
+    hessian = ("no Laplace approximation exists (a flat direction in the likelihood); refit "
+               "with method='nuts', or with the default priors (priors=None) if you set others.")
+    assert _cli_words(hessian, command).endswith(f"likelihood); rerun with {flag}.")

@@ -243,3 +243,28 @@ def test_laplace_draws_weight_by_the_value_function_and_constrain_each_distinct_
     assert calls["constrain"] - before["constrain"] == len(distinct)  # ... constrained once
     np.testing.assert_array_equal(draws["a"][0], np.exp(imp.draws[:, 0]))
     np.testing.assert_array_equal(draws["b"][0], imp.draws[:, 1])
+
+
+@pytest.mark.parametrize("converged, says", [
+    (True, "The Hessian at the MAP is not negative definite"),
+    (False, "stopped short of a mode"),
+])
+def test_no_laplace_approximation_says_whether_the_map_converged(converged, says):
+    """A flat direction: the FitError says the optimiser stopped short where it did (the
+    LLMFAO crowd's 123 workers with a discriminator each: L-BFGS-B at its iteration limit,
+    |gradient| 250), and never advises the default priors as if they had been changed."""
+    from bayesjudge.engine import laplace
+    from bayesjudge.engine.density import Density
+    from bayesjudge.engine.messages import FitError
+
+    def logp_grad(x):
+        return np.asarray(-0.5 * x[0] ** 2), np.array([-x[0], 0.0])
+
+    roles = {"logp": logp_grad, "logp_jacobian": logp_grad,
+             "logp_jacobian_value": lambda x: np.asarray(-0.5 * x[0] ** 2),
+             "constrain": lambda x: [x[0], x[1]]}
+    density = Density(roles.__getitem__, np.zeros(2), ["a", "b"], True)
+    fit = laplace.MAPResult(point={}, x=np.zeros(2), cov=None, logp=0.0, converged=converged)
+    with pytest.raises(FitError, match=says) as err:
+        laplace.laplace_draws(fit, density, 100, random_seed=0)
+    assert "method='nuts'" in str(err.value) and "priors=None or" not in str(err.value)

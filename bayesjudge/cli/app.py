@@ -314,6 +314,10 @@ def _advice(category: type[Warning], text: str, args: argparse.Namespace) -> str
 
 #: The library's Python advice in its messages, as the command line's options say it.
 _CLI_WORDS = (
+    ("refit with method='nuts', or with the default priors (priors=None) if you set others.",
+     "rerun with {nuts}."),
+    ("Refit with method='nuts'", "Rerun with {nuts}"),
+    ("refit with method='nuts'", "rerun with {nuts}"),
     ("Fix: pass one of them as reference=", "Fix: pass one of them with --reference"),
     ("Fix: map your labels (", "Fix: map your labels with --outcomes LABEL=OUTCOME,... ("),
     ("Rename your columns to", "Rename your columns (or map them with --columns "
@@ -324,8 +328,10 @@ _CLI_WORDS = (
 )
 
 
-def _cli_words(text: str) -> str:
+def _cli_words(text: str, command: str | None = None) -> str:
+    nuts = _FULL_POSTERIOR.get(command, "--method nuts")
     for python, cli in _CLI_WORDS:
+        cli = cli.replace("{nuts}", nuts)
         text = python.sub(cli, text) if isinstance(python, re.Pattern) else text.replace(
             python, cli)
     return text
@@ -339,7 +345,7 @@ class _WarningPrinter:
         self.seen: set[str] = set()
 
     def __call__(self, message, category, filename, lineno, file=None, line=None):
-        text = _cli_words(one_line(message))
+        text = _cli_words(one_line(message), self.args.command)
         text += _advice(category, text, self.args)
         if text not in self.seen:
             self.seen.add(text)
@@ -400,12 +406,13 @@ def main(argv: list[str] | None = None) -> int:
         except (UsageError, DataValidationError) as exc:
             if args.debug:
                 raise
-            print(f"error: {_cli_words(one_line(exc))}", file=sys.stderr)
+            print(f"error: {_cli_words(one_line(exc), args.command)}", file=sys.stderr)
             return 2
         except FitError as exc:
             if args.debug:
                 raise
-            print(f"error: the fit failed: {one_line(exc)}", file=sys.stderr)
+            print(f"error: the fit failed: {_cli_words(one_line(exc), args.command)}",
+                  file=sys.stderr)
             return 1
         except Warning as exc:  # turned into an error by -W error / PYTHONWARNINGS
             if args.debug:

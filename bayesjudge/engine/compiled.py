@@ -287,7 +287,8 @@ class Engine:
         start = self.x0 if x0 is None else np.asarray(x0, dtype=float)
         newton = newton and not self.generic_shapes and self.x0.size <= optim.NEWTON_MAX_PARAMS
         best = optim.find_mode(self.density, start, n_starts, random_seed, newton)
-        fit = MAPResult(point=self.constrain(best.x), x=best.x, cov=None, logp=-float(best.fun))
+        fit = MAPResult(point=self.constrain(best.x), x=best.x, cov=None, logp=-float(best.fun),
+                        converged=optim.converged(best))
         if laplace:
             self.laplace(fit)
         return fit

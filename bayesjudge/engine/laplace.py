@@ -53,6 +53,9 @@ class MAPResult:
         Importance resampling of the Laplace draws (:mod:`bayesjudge.engine.laplace_check`).
     laplace_ok : dict or None
         Per-scalar trust flags of the Gaussian draws (None: resampled, all trusted).
+    converged : bool
+        Whether the optimiser stopped at a mode (:func:`bayesjudge.engine.optim.converged`);
+        False after its ConvergenceWarning.
     """
 
     point: dict[str, np.ndarray]
@@ -63,6 +66,7 @@ class MAPResult:
     chol: np.ndarray | None = None
     importance: laplace_check.ImportanceResult | None = None
     laplace_ok: dict[str, np.ndarray] | None = None
+    converged: bool = True
 
 
 def laplace(fit: MAPResult, density: Density, blocks: np.ndarray | None = None) -> None:
@@ -127,11 +131,18 @@ def laplace_draws(
     """
     if fit.laplace_x is None:
         laplace(fit, density, blocks)
+    if fit.cov is None and not fit.converged:
+        raise FitError(
+            "The MAP optimisation stopped short of a mode (see its ConvergenceWarning), and "
+            "the Hessian where it stopped is not negative definite, so no Laplace "
+            "approximation exists: the posterior is too flat or too curved for MAP (as with "
+            "many judges of a few comparisons each, each with its own discriminator). Refit "
+            "with method='nuts'.")
     if fit.cov is None:
         raise FitError(
-            "The Hessian at the MAP is not negative definite, so no Laplace "
-            "approximation exists (a flat direction in the likelihood); refit "
-            "with priors=None or method='nuts'."
+            "The Hessian at the MAP is not negative definite, so no Laplace approximation "
+            "exists (a flat direction in the likelihood); refit with method='nuts', or with "
+            "the default priors (priors=None) if you set others."
         )
     logp_jac, constrain_x = density.logp_jac, density.constrain
     centre, cov, chol, to_x, off = fit.laplace_x, fit.cov, fit.chol, None, None
