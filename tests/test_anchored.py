@@ -414,6 +414,14 @@ def test_cli_rank_anchored(small_table, tmp_path, capsys):
         assert not (tmp_path / "x.csv").exists()
 
 
+def test_a_wide_battle_table_is_refused_with_the_code_that_makes_it_long():
+    wide = pd.DataFrame({"battle": ["1", "2"], "left": ["a", "b"], "right": ["b", "a"],
+                         "human": ["left", None], "gpt-4": ["tie", "right"]})
+    with pytest.raises(DataValidationError, match=r"no outcome column\. Columns \['human', "
+                       r"'gpt-4'\] hold .* df\.melt\(id_vars=\['battle', 'left', 'right'\]"):
+        bj.AnchoredBT().fit(wide)
+
+
 @pytest.mark.parametrize("text, extra, expect", [
     # arena_ppr's battles.csv as shipped: its battle id is `item`
     ("item,left,right,outcome,judge\n1,a,b,left,human\n1,a,b,tie,gpt\n", [],
@@ -427,6 +435,12 @@ def test_cli_rank_anchored(small_table, tmp_path, capsys):
      "differ in letter case or spaces). Fix: --columns Battle=battle,Judge=judge,Left=left,"
      "Right=right,Outcome=outcome."),
     ("battle,left,right,outcome\n1,a,b,left\n", [], "needs a judge column"),
+    # arena_ppr's battles_wide.csv: one verdict column per judge
+    ("item,left,right,human,gpt-4\n1,a,b,left,tie\n", ["--columns", "item=battle"],
+     "needs a judge column (the reference's rows and the other judges' verdicts on the "
+     "same battles); FILE has ['item', 'left', 'right', 'human', 'gpt-4']. Fix: add one, or "
+     "map yours with --columns THEIRS=judge. Columns ['human', 'gpt-4'] hold left / right / "
+     "tie verdicts: a wide table with one column per judge."),
     ("battle,judge,left,right,outcome\n1,human ,a,b,left\n1,gpt,a,b,left\n", [],
      "('human ' differs only in letter case, spaces or type) (ids are compared exactly, "
      "e.g. 1 != '1'). Fix: pass one of them with --reference."),

@@ -96,6 +96,33 @@ def test_a_question_id_taken_for_a_context_is_refused_naming_an_example():
     assert validate_comparisons(three).n_contexts == PAIR_CONTEXTS
 
 
+@pytest.mark.filterwarnings("ignore::bayesjudge.data.counts.UnusedColumnWarning")
+def test_a_wide_table_of_verdicts_gets_the_code_that_makes_it_long():
+    """arena_ppr's battles_wide layout (one outcome column per judge): the error names the
+    verdict columns and gives a melt that runs and validates (not the added judge column)."""
+    import re
+    import warnings
+
+    wide = pd.DataFrame({"battle": ["0", "1", "2"], "left": ["a", "b", "c"],
+                         "right": ["b", "c", "a"], "human": ["left", "TIE", None],
+                         "gpt-4": ["right", "left", "tie"]})
+    with pytest.raises(DataValidationError) as err:
+        validate_comparisons(wide)
+    msg = str(err.value)
+    assert "it has ['battle', 'left', 'right', 'human', 'gpt-4']" in msg
+    assert "Columns ['human', 'gpt-4'] hold left / right / tie verdicts" in msg
+    code = re.search(r"(df\.melt\(.*\)\.dropna\(subset=\['outcome'\]\))", msg).group(1)
+    long = eval(code, {"df": wide})  # the message's own fix
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # battle is not used by the family
+        comps = validate_comparisons(long)
+    assert comps.n_rows == 5 and list(comps.judges) == ["human", "gpt-4"]
+    # no such columns: no hint
+    with pytest.raises(DataValidationError) as err:
+        validate_comparisons(wide.drop(columns=["human", "gpt-4"]))
+    assert "wide table" not in str(err.value)
+
+
 # ------------------------------------------------------------------ collapse
 def test_cells_sum_probabilities_and_count_outcomes():
     df = pd.DataFrame({"judge": ["k", "k", "m", "k"], "left": ["a", "a", "a", "b"],

@@ -15,6 +15,7 @@ def check_battle_column(raw, comparisons, args: argparse.Namespace) -> None:
     """A UsageError naming the file's own columns and the ``--columns`` fix when the
     table has no ``battle`` column (the library's message lists the mapped table's)."""
     from bayesjudge.cli.files import UsageError
+    from bayesjudge.data.comparisons import wide_table_hint
 
     cols = [str(c) for c in raw.columns]
     if "battle" in comparisons.columns:
@@ -22,7 +23,7 @@ def check_battle_column(raw, comparisons, args: argparse.Namespace) -> None:
             raise UsageError(f"--model anchored needs a judge column (the reference's rows "
                              f"and the other judges' verdicts on the same battles); "
                              f"{args.comparisons!r} has {cols}. Fix: add one, or map yours "
-                             f"with --columns THEIRS=judge.")
+                             f"with --columns THEIRS=judge.{wide_table_hint(raw)}")
         return
     other_case = [c for c in cols if c.strip().casefold() in
                   ("battle", "judge", "left", "right", "outcome") and c != c.strip().casefold()]

@@ -31,7 +31,7 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from bayesjudge.data.arena import comparisons_table
+from bayesjudge.data.arena import ONE_JUDGE, comparisons_table
 from bayesjudge.data.counts import apply_counts, warn_unused_columns
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import label_key, require_frame
@@ -143,6 +143,32 @@ def _item_codes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, pd.Index]:
     return rank[merged[: len(ul)]][cl], rank[merged[len(ul):]][cr], union[order]
 
 
+def _own_columns(df: pd.DataFrame) -> list:
+    """The table's columns as the user gave them (not the one-judge column added for them)."""
+    added = "judge" in df.columns and (df["judge"] == ONE_JUDGE).all()
+    return [c for c in df.columns if not (added and c == "judge")]
+
+
+def wide_table_hint(df: pd.DataFrame) -> str:
+    """A fix for a wide table: columns whose every value is left / right / tie (one per judge)."""
+    roles = {"judge", "left", "right", "context", "aspect", "n", "battle"}
+    verdicts = []
+    for col in _own_columns(df):
+        if col in roles:
+            continue
+        values = pd.unique(df[col].dropna())
+        if len(values) and all(isinstance(v, str) and label_key(v) in COMPARISON_OUTCOMES
+                               for v in values):
+            verdicts.append(col)
+    if not verdicts:
+        return ""
+    keep = [c for c in _own_columns(df) if c not in verdicts]
+    return (f" Columns {show_values(verdicts, 8)} hold left / right / tie verdicts: a wide table "
+            f"with one column per judge. Fix: make it long, one row per verdict, e.g. "
+            f"df.melt(id_vars={keep!r}, value_vars={verdicts!r}, var_name='judge', "
+            f"value_name='outcome').dropna(subset=['outcome']).")
+
+
 def _probabilities(df: pd.DataFrame) -> tuple[np.ndarray, Literal["soft", "hard"]]:
     has_prob, has_outcome = "prob" in df.columns, "outcome" in df.columns
     if has_prob and has_outcome:
@@ -152,7 +178,8 @@ def _probabilities(df: pd.DataFrame) -> tuple[np.ndarray, Literal["soft", "hard"
     if not (has_prob or has_outcome):
         raise DataValidationError(
             f"{_NAME} has neither a prob column (P(left beats right) in [0, 1]) nor an outcome "
-            f"column (left / right / tie); it has {list(df.columns)}. Add one of them.")
+            f"column (left / right / tie); it has {_own_columns(df)}. Add one of them."
+            f"{wide_table_hint(df)}")
     if has_prob:
         p = pd.to_numeric(df["prob"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         bad = ~((p >= 0) & (p <= 1))  # NaN fails too

@@ -27,6 +27,7 @@ from bayesjudge.data import (
     show_values,
 )
 from bayesjudge.data.arena import comparisons_table
+from bayesjudge.data.comparisons import wide_table_hint
 from bayesjudge.data.counts import COUNT, warn_unused_columns
 from bayesjudge.models.anchored.likelihood import TINY, distinct_pairs
 
@@ -158,7 +159,11 @@ def validate_battles(df: pd.DataFrame, reference, name: str = "comparisons") -> 
         verdicts on one battle (the reference may vote several times: a crowd).
     """
     # polars / pyarrow, Arena column names, no judge column: the long table
-    df = require_frame(comparisons_table(df), name, COLUMNS)
+    df = comparisons_table(df)
+    hint = "" if "outcome" in df.columns else wide_table_hint(df)
+    if hint:
+        raise DataValidationError(f"{name} has no outcome column.{hint}")
+    df = require_frame(df, name, COLUMNS)
     if COUNT in df.columns:
         raise DataValidationError(
             f"{name} has a count column {COUNT!r}, but a battle is one judged instance: each "
