@@ -5,13 +5,20 @@ Checked against hand computations; no PyMC graph is built here.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from bayesjudge import DataValidationError, datasets, symmetrize
 from bayesjudge.data import Comparisons, validate_comparisons
-from bayesjudge.data.comparisons import PAIR_CONTEXTS, all_tie_judges, separated_items
+from bayesjudge.data.comparisons import (
+    PAIR_CONTEXTS,
+    BattleContextWarning,
+    all_tie_judges,
+    separated_items,
+)
 
 
 def table(**cols) -> pd.DataFrame:
@@ -75,25 +82,29 @@ def test_disconnected_check_is_per_aspect():
         validate_comparisons(df)
 
 
-def test_a_question_id_taken_for_a_context_is_refused_naming_an_example():
-    """arena_ppr's question ids as ``context``: 26,910 two-item rankings (the MAP over
-    ~27,000 skills ran four minutes and failed); refused at once, naming a battle."""
+def test_a_question_id_taken_for_a_context_is_named_with_an_example():
+    """arena_ppr's question ids as ``context``: 26,910 two-item rankings (the CLI's MAP over
+    ~27,000 skills ran four minutes and failed): a warning naming a battle, at validation
+    (``bayesjudge rank`` refuses it: tests/test_cli_rank.py)."""
     arena = datasets.arena_ppr().rename(columns={"question_id": "context"})
-    with pytest.raises(DataValidationError) as err:
-        validate_comparisons(arena.drop(columns=["battle", "winner_raw"]))
-    msg = str(err.value)
+    with pytest.warns(BattleContextWarning) as record:
+        comps = validate_comparisons(arena.drop(columns=["battle", "winner_raw"]))
+    assert comps.n_contexts == 26_910
+    msg = str(record[0].message)
     first = arena.iloc[0]
     assert "comparisons.context: 26,910 of its 26,910 ranking groups" in msg
     assert f"context {first['context']!r}: {first['left']!r} vs {first['right']!r}" in msg
-    assert "--columns context=battle" in msg
+    assert "method='nuts'" in msg and "drop the column" in msg
     # below the threshold, or with several items per context, the groups are rankings
     few = pd.DataFrame({"context": [f"q{i // 2}" for i in range(2 * (PAIR_CONTEXTS - 1))],
                         "judge": "k", "left": "a", "right": "b", "prob": 0.6})
-    assert validate_comparisons(few).n_contexts == PAIR_CONTEXTS - 1
     rows = [(f"q{c}", lft, rgt) for c in range(PAIR_CONTEXTS)
             for lft, rgt in (("a", "b"), ("b", "c"))]
     three = pd.DataFrame(rows, columns=["context", "left", "right"]).assign(judge="k", prob=0.6)
-    assert validate_comparisons(three).n_contexts == PAIR_CONTEXTS
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert validate_comparisons(few).n_contexts == PAIR_CONTEXTS - 1
+        assert validate_comparisons(three).n_contexts == PAIR_CONTEXTS
 
 
 @pytest.mark.filterwarnings("ignore::bayesjudge.data.counts.UnusedColumnWarning")
@@ -101,7 +112,6 @@ def test_a_wide_table_of_verdicts_gets_the_code_that_makes_it_long():
     """arena_ppr's battles_wide layout (one outcome column per judge): the error names the
     verdict columns and gives a melt that runs and validates (not the added judge column)."""
     import re
-    import warnings
 
     wide = pd.DataFrame({"battle": ["0", "1", "2"], "left": ["a", "b", "c"],
                          "right": ["b", "c", "a"], "human": ["left", "TIE", None],

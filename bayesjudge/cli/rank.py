@@ -37,6 +37,7 @@ from bayesjudge.cli.ordinal import (
     check_ordinal,
 )
 from bayesjudge.constants import CI_PROB
+from bayesjudge.data.comparisons import BattleContextWarning
 
 PCT = f"{100 * CI_PROB:g}%"
 
@@ -254,8 +255,17 @@ def run_rank(args: argparse.Namespace) -> int:
     if args.kind is None:  # follow the file: outcomes are hard, probabilities soft
         args.kind = "hard" if "outcome" in comparisons.columns else "soft"
     model = build_model(args)
-    model.fit(comparisons, method=args.method, draws=args.draws, tune=args.tune,
-              chains=args.chains, cores=args.cores, progressbar=sys.stderr.isatty())
+    with warnings.catch_warnings():
+        # a ranking per battle is no ranking: refused before any fitting (validation warns)
+        warnings.simplefilter("error", BattleContextWarning)
+        try:
+            model.fit(comparisons, method=args.method, draws=args.draws, tune=args.tune,
+                      chains=args.chains, cores=args.cores, progressbar=sys.stderr.isatty())
+        except BattleContextWarning as warning:
+            text = str(warning).split(" One latent difference")[0]
+            raise UsageError(f"{text} Fix: drop the column, or map it elsewhere "
+                             f"(--columns context=battle), to rank the items over all "
+                             f"rows.") from None
     ranking = model.ranking(ci_prob=args.level, joint=args.joint)
     ranking.to_csv(args.out, index=False)
     judges = model.judges(ci_prob=args.level)

@@ -14,6 +14,7 @@ from bayesjudge.data.annotations import (  # noqa: F401  (re-exports)
 from bayesjudge.data.arena import comparisons_table, from_arena  # noqa: F401  (re-exports)
 from bayesjudge.data.comparisons import (  # noqa: F401  (re-exports)
     COMPARISON_OUTCOMES,
+    BattleContextWarning,
     Comparisons,
     validate_comparisons,
 )

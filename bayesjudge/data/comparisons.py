@@ -23,7 +23,9 @@ the ids (``"article7/sysA"``) simply ranks all of them together -- pass the
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -41,6 +43,7 @@ __all__ = ["COMPARISON_OUTCOMES", "Comparisons", "validate_comparisons"]
 COMPARISON_OUTCOMES = ("left", "tie", "right")
 """Outcome labels of the hard table, in the column order of ``Comparisons.outcomes``."""
 _NAME = "comparisons"
+_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 
 
 @dataclass(frozen=True)
@@ -235,8 +238,12 @@ def validate_comparisons(comparisons: pd.DataFrame | Comparisons) -> Comparisons
         Missing ids; both or neither of ``prob`` / ``outcome``; a probability
         outside [0, 1] or NaN; an unknown outcome; a self-comparison (which also
         catches an item compared only with itself and a context with one item);
-        items of a context (and aspect) that split into disconnected groups; a
-        ``context`` that holds battle or question ids (at least 50 groups, 90% of
+        items of a context (and aspect) that split into disconnected groups.
+
+    Warns
+    -----
+    BattleContextWarning
+        A ``context`` that holds battle or question ids (at least 50 groups, 90% of
         them one pair of items).
     """
     if isinstance(comparisons, Comparisons):
@@ -341,14 +348,20 @@ def check_connected(comps: Comparisons) -> None:
 PAIR_CONTEXTS = 50
 
 
+class BattleContextWarning(UserWarning):
+    """The ``context`` column looks like battle or question ids (one pair of items each)."""
+
+
 def check_contexts_rank_several(comps: Comparisons) -> None:
-    """Raise if ``context`` looks like a battle or question id.
+    """Warn (:class:`BattleContextWarning`) if ``context`` looks like a battle or question id.
 
     With at least :data:`PAIR_CONTEXTS` ranking groups (context x aspect) of which 90% or
-    more hold a single pair of items, every group would be a two-item ranking with no
-    skill shared between groups (an Arena export's ``question_id`` taken for a context:
-    26,910 of them, each fitted as its own ranking, and the MAP over ~27,000 skills
-    fails after minutes). A context is a group within which several items are ranked.
+    more hold a single pair of items, every group is a two-item ranking with no skill
+    shared between groups: an Arena export's ``question_id`` taken for a context (26,910
+    of them in arena_ppr, where ``bayesjudge rank`` ran four minutes and failed), or a
+    deliberate latent difference per battle (``pandalm_jury(context="item")``), whose
+    MAP the Laplace approximation does not reach (flagged or failing: fit it by NUTS).
+    ``bayesjudge rank`` refuses it (a ranking command).
     """
     if comps.contexts is None:
         return
@@ -363,13 +376,14 @@ def check_contexts_rank_several(comps: Comparisons) -> None:
     first = int(np.flatnonzero(comps.group == groups[pairs][0])[0])
     example = (f"context {comps.contexts[comps.context[first]]!r}: "
                f"{comps.items[comps.left[first]]!r} vs {comps.items[comps.right[first]]!r}")
-    raise DataValidationError(
+    warnings.warn(
         f"{_NAME}.context: {pairs.sum():,} of its {len(groups):,} ranking groups hold a single "
-        f"pair of items ({example}), so each would be a ranking of two items with no skill "
-        f"shared between them: the column looks like a battle or question id, not a context "
-        f"(a group within which several items are ranked, such as an article every system "
-        f"summarised). Fix: drop the column, or rename it (with the bayesjudge command: "
-        f"--columns context=battle), to rank the items over all rows.")
+        f"pair of items ({example}), so each is a ranking of two items with no skill shared "
+        f"between them: the column looks like a battle or question id, not a context (a "
+        f"group within which several items are ranked, such as an article every system "
+        f"summarised). One latent difference per battle is beyond the Laplace approximation "
+        f"(fit it with method='nuts'). Fix: to rank the items over all rows, drop the column "
+        f"(or rename it).", BattleContextWarning, skip_file_prefixes=(_PACKAGE_DIR,))
 
 
 def all_tie_judges(comps: Comparisons) -> pd.Index:

@@ -64,7 +64,9 @@ def pandalm_jury(
         ``"none"`` (default): no ``context`` column, so the five systems get one skill
         each over all items -- the ranking of the systems. ``"item"``: ``context`` =
         the item id, so each item is its own context (two responses compared once
-        per judge: skills per item, for per-prompt models).
+        per judge: skills per item, for per-prompt models; validation warns with a
+        :class:`~bayesjudge.data.BattleContextWarning`, since one latent difference per
+        item is beyond the Laplace approximation: fit it by NUTS).
     unparsable : {"warn", "drop"}
         Say how many verdicts were skipped, or skip them silently.
 
