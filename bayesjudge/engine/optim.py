@@ -207,7 +207,8 @@ def find_mode(
     if not converged(best):
         warn_user(
             f"MAP optimisation did not converge ({best.message}); the estimate may "
-            f"be off. Try informative priors (priors=None) or more calibration data.",
+            f"be off. Try more data, method='nuts', or, if you set priors, the default "
+            f"ones (priors=None).",
             ConvergenceWarning,
         )
     if np.max(np.abs(best.x)) > 30:
