@@ -1,6 +1,7 @@
 """The `bayesjudge` command on CSV files: round trip, exact ids, arguments checked first,
 one-line errors and warnings, NUTS settings that can be diagnosed."""
 
+import argparse
 import subprocess
 import sys
 import warnings
@@ -345,3 +346,17 @@ def test_the_library_advice_to_refit_by_nuts_is_given_as_the_command_s_option(co
     hessian = ("no Laplace approximation exists (a flat direction in the likelihood); refit "
                "with method='nuts', or with the default priors (priors=None) if you set others.")
     assert _cli_words(hessian, command).endswith(f"likelihood); rerun with {flag}.")
+
+
+def test_the_map_warning_s_python_advice_gives_way_to_the_command_line_s():
+    from bayesjudge.cli.app import _advice, _cli_words
+    from bayesjudge.engine import ConvergenceWarning
+    from bayesjudge.engine.optim import NOT_CONVERGED_ADVICE
+
+    text = ("MAP optimisation did not converge (STOP: TOTAL NO. OF ITERATIONS REACHED LIMIT); "
+            "the estimate may be off." + NOT_CONVERGED_ADVICE)
+    line = _cli_words(text, "rank")
+    line += _advice(ConvergenceWarning, line, argparse.Namespace(command="rank", method="map"))
+    assert line == ("MAP optimisation did not converge (STOP: TOTAL NO. OF ITERATIONS REACHED "
+                    "LIMIT); the estimate may be off. With the CLI: add comparisons or try "
+                    "--method nuts (no option sets priors).")

@@ -42,6 +42,7 @@ from bayesjudge.engine import (
     check_nuts_settings,
 )
 from bayesjudge.engine.nuts_settings import MAX_CHAINS, available_cores, check_cores
+from bayesjudge.engine.optim import NOT_CONVERGED_ADVICE
 from bayesjudge.engine.samplers import progress_log
 from bayesjudge.estimators import BoundaryWarning
 from bayesjudge.models.misclassification.model import IdentifiabilityWarning
@@ -316,6 +317,8 @@ def _advice(category: type[Warning], text: str, args: argparse.Namespace) -> str
 _CLI_WORDS = (
     ("refit with method='nuts', or with the default priors (priors=None) if you set others.",
      "rerun with {nuts}."),
+    # the MAP warning's Python advice: the CLI's own advice follows (_advice)
+    (NOT_CONVERGED_ADVICE, ""),
     ("Refit with method='nuts'", "Rerun with {nuts}"),
     ("refit with method='nuts'", "rerun with {nuts}"),
     ("Fix: pass one of them as reference=", "Fix: pass one of them with --reference"),

@@ -26,7 +26,8 @@ your own column names and labels (a Chatbot Arena export needs neither)
   tie (bothbad)) is read as it is: model_a -> left, model_b -> right, winner ->
   outcome, both ties -> tie. Without a judge column every row is one judge,
   %(one)r. Other columns (question_id, ...) are ignored: a question id is not a
-  context (one battle per context would leave nothing to compare).
+  context (one battle per context would leave nothing to compare; a context column
+  of such ids is refused).
 """ % {"roles": ", ".join(COLUMN_ROLES), "one": ONE_JUDGE}
 
 #: The comparisons table's id columns (the file's columns of these names, or mapped to them).

@@ -33,6 +33,9 @@ MAX_STEP = 5.0
 NEWTON_MAX_PARAMS = 16
 #: Newton stops once the predicted gain g' (-H)^-1 g / 2 is below this times max(1, |logp|).
 GAIN_TOL = 1e-12
+#: The ConvergenceWarning's advice (the command line replaces it with its own options).
+NOT_CONVERGED_ADVICE = (" Try more data, method='nuts', or, if you set priors, the default "
+                        "ones (priors=None).")
 #: L-BFGS-B restarts of a MAP fit that stopped with a gradient above :func:`gradient_tol`.
 MAX_RESTARTS = 3
 
@@ -207,8 +210,7 @@ def find_mode(
     if not converged(best):
         warn_user(
             f"MAP optimisation did not converge ({best.message}); the estimate may "
-            f"be off. Try more data, method='nuts', or, if you set priors, the default "
-            f"ones (priors=None).",
+            f"be off.{NOT_CONVERGED_ADVICE}",
             ConvergenceWarning,
         )
     if np.max(np.abs(best.x)) > 30:
