@@ -251,7 +251,7 @@ def test_laplace_draws_weight_by_the_value_function_and_constrain_each_distinct_
 ])
 def test_no_laplace_approximation_says_whether_the_map_converged(converged, says):
     """A flat direction: the FitError says the optimiser stopped short where it did (the
-    LLMFAO crowd's 123 workers with a discriminator each: L-BFGS-B at its iteration limit,
+    LLMFAO crowd's 124 workers with a discriminator each: L-BFGS-B at its iteration limit,
     |gradient| 250), and never advises the default priors as if they had been changed."""
     from bayesjudge.engine import laplace
     from bayesjudge.engine.density import Density
