@@ -262,8 +262,7 @@ def run_rank(args: argparse.Namespace) -> int:
             model.fit(comparisons, method=args.method, draws=args.draws, tune=args.tune,
                       chains=args.chains, cores=args.cores, progressbar=sys.stderr.isatty())
         except BattleContextWarning as warning:
-            text = str(warning).split(" One latent difference")[0]
-            raise UsageError(f"{text} Fix: drop the column, or map it elsewhere "
+            raise UsageError(f"{warning.finding} Fix: drop the column, or map it elsewhere "
                              f"(--columns context=battle), to rank the items over all "
                              f"rows.") from None
     ranking = model.ranking(ci_prob=args.level, joint=args.joint)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -33,9 +32,9 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from bayesjudge.data.arena import ONE_JUDGE, comparisons_table
+from bayesjudge.data.arena import COLUMN_ROLES, ONE_JUDGE, comparisons_table
 from bayesjudge.data.counts import apply_counts, warn_unused_columns
-from bayesjudge.data.messages import DataValidationError, show_rows, show_values
+from bayesjudge.data.messages import PACKAGE_DIR, DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import label_key, require_frame
 
 __all__ = ["COMPARISON_OUTCOMES", "Comparisons", "validate_comparisons"]
@@ -43,7 +42,6 @@ __all__ = ["COMPARISON_OUTCOMES", "Comparisons", "validate_comparisons"]
 COMPARISON_OUTCOMES = ("left", "tie", "right")
 """Outcome labels of the hard table, in the column order of ``Comparisons.outcomes``."""
 _NAME = "comparisons"
-_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 
 
 @dataclass(frozen=True)
@@ -154,10 +152,9 @@ def _own_columns(df: pd.DataFrame) -> list:
 
 def wide_table_hint(df: pd.DataFrame) -> str:
     """A fix for a wide table: columns whose every value is left / right / tie (one per judge)."""
-    roles = {"judge", "left", "right", "context", "aspect", "n", "battle"}
     verdicts = []
     for col in _own_columns(df):
-        if col in roles:
+        if col in COLUMN_ROLES:
             continue
         values = pd.unique(df[col].dropna())
         if len(values) and all(isinstance(v, str) and label_key(v) in COMPARISON_OUTCOMES
@@ -349,7 +346,12 @@ PAIR_CONTEXTS = 50
 
 
 class BattleContextWarning(UserWarning):
-    """The ``context`` column looks like battle or question ids (one pair of items each)."""
+    """The ``context`` column looks like battle or question ids (one pair of items each).
+
+    ``finding`` is what was found, without the advice (the command line gives its own).
+    """
+
+    finding = ""
 
 
 def check_contexts_rank_several(comps: Comparisons) -> None:
@@ -376,14 +378,18 @@ def check_contexts_rank_several(comps: Comparisons) -> None:
     first = int(np.flatnonzero(comps.group == groups[pairs][0])[0])
     example = (f"context {comps.contexts[comps.context[first]]!r}: "
                f"{comps.items[comps.left[first]]!r} vs {comps.items[comps.right[first]]!r}")
-    warnings.warn(
+    finding = (
         f"{_NAME}.context: {pairs.sum():,} of its {len(groups):,} ranking groups hold a single "
         f"pair of items ({example}), so each is a ranking of two items with no skill shared "
         f"between them: the column looks like a battle or question id, not a context (a "
         f"group within which several items are ranked, such as an article every system "
-        f"summarised). One latent difference per battle is beyond the Laplace approximation "
+        f"summarised).")
+    warning = BattleContextWarning(
+        f"{finding} One latent difference per battle is beyond the Laplace approximation "
         f"(fit it with method='nuts'). Fix: to rank the items over all rows, drop the column "
-        f"(or rename it).", BattleContextWarning, skip_file_prefixes=(_PACKAGE_DIR,))
+        f"(or rename it).")
+    warning.finding = finding
+    warnings.warn(warning, skip_file_prefixes=(PACKAGE_DIR,))
 
 
 def all_tie_judges(comps: Comparisons) -> pd.Index:

@@ -20,12 +20,17 @@ renames and merges: those are not warned about.
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from bayesjudge.data.messages import ID_COLUMNS, DataValidationError, show_rows, show_values
+from bayesjudge.data.messages import (
+    ID_COLUMNS,
+    PACKAGE_DIR,
+    DataValidationError,
+    show_rows,
+    show_values,
+)
 
 __all__ = ["COUNT", "INFO_COLUMNS", "KNOWN_COLUMNS", "UnusedColumnWarning", "apply_counts",
            "expand_counts", "mark_info_columns", "row_counts", "warn_unused_columns"]
@@ -52,7 +57,6 @@ INFO_COLUMNS = "bayesjudge_info_columns"
 # Column names that usually hold a multiplicity: the warning suggests renaming them to ``n``.
 _COUNT_LIKE = {"count", "counts", "weight", "weights", "freq", "frequency", "num", "n_votes",
                "n_rows", "times", "multiplicity", "cnt"}
-_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 
 
 class UnusedColumnWarning(UserWarning):
@@ -86,7 +90,7 @@ def warn_unused_columns(df: pd.DataFrame, family: str, name: str | None = None) 
         f"{name or family} has column(s) {show_values(unused, 8)} that are not used (they are "
         f"ignored); the columns of {family} are {list(known)}. Fix: rename a misspelt column, "
         f"or drop the others ({code}).{hint}",
-        UnusedColumnWarning, skip_file_prefixes=(_PACKAGE_DIR,))
+        UnusedColumnWarning, skip_file_prefixes=(PACKAGE_DIR,))
 
 
 def row_counts(df: pd.DataFrame, name: str) -> np.ndarray | None:
@@ -142,7 +146,7 @@ def _warn_vanishing_ids(df: pd.DataFrame, keep: np.ndarray, name: str) -> None:
             f"{name}: the rows with n = 0 (at {show_rows(df.index[~keep])}) are dropped (they "
             f"count zero observations), and with them every row of {'; '.join(lost_all)}, "
             f"which therefore appear in no result. Fix: give them counts, or remove them to "
-            f"silence this warning.", UserWarning, skip_file_prefixes=(_PACKAGE_DIR,))
+            f"silence this warning.", UserWarning, skip_file_prefixes=(PACKAGE_DIR,))
 
 
 def expand_counts(df: pd.DataFrame, name: str = "table") -> pd.DataFrame:

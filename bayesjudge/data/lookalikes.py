@@ -18,17 +18,15 @@ and the fix, where the exact comparison probably is not what the user meant:
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from bayesjudge.data.messages import ID_COLUMNS, DataValidationError, show_values
+from bayesjudge.data.messages import ID_COLUMNS, PACKAGE_DIR, DataValidationError, show_values
 
 __all__ = ["check_repeated_columns", "distinct_ids", "id_key", "near_matches", "warn_case_ids",
            "warn_near_matches"]
 
-_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 _SHOWN = 3  # sets / pairs shown in a warning
 
 
@@ -123,7 +121,7 @@ def warn_case_ids(df: pd.DataFrame, name: str,
             f"different ids (ids are compared exactly as written). If they name the same "
             f"thing, write them the same way in the data (e.g. replace {sets[0][1]!r} by "
             f"{sets[0][0]!r}); if letter case tells them apart, nothing needs fixing.",
-            UserWarning, skip_file_prefixes=(_PACKAGE_DIR,))
+            UserWarning, skip_file_prefixes=(PACKAGE_DIR,))
 
 
 def near_matches(first, second) -> list[tuple]:
@@ -172,4 +170,4 @@ def warn_near_matches(first, first_name: str, second, second_name: str, *,
         f"ids of {first_name} and {second_name} match only after removing surrounding "
         f"spaces or ignoring letter case: {shown} ({first_name} ~ {second_name}). Ids are "
         f"compared exactly as written, so these are not matched. Fix: {fix}.",
-        UserWarning, skip_file_prefixes=(_PACKAGE_DIR,))
+        UserWarning, skip_file_prefixes=(PACKAGE_DIR,))

@@ -7,14 +7,19 @@ and the look-alike checks of :mod:`~bayesjudge.data.lookalikes` both use it).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ID_COLUMNS", "LINE_INDEX", "DataValidationError", "show_rows", "show_values"]
+__all__ = ["ID_COLUMNS", "LINE_INDEX", "PACKAGE_DIR", "DataValidationError", "show_rows",
+           "show_values"]
 
 ID_COLUMNS = ("item", "system", "judge", "annotator", "context", "left", "right", "aspect",
               "battle")
 """Columns that hold identifiers: read them from files as strings, exactly as written."""
+PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
+"""The package's folder: the data layer's warnings skip it (``skip_file_prefixes``), so they
+point at the user's line."""
 LINE_INDEX = "line"
 """Index name of a table read from a file (``bayesjudge`` on the command line): its labels
 are the file's line numbers (the header is line 1), and error messages then name rows by

@@ -30,7 +30,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -40,6 +39,7 @@ from bayesjudge.data.counts import COUNT, apply_counts, warn_unused_columns
 from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.lookalikes import check_repeated_columns, distinct_ids, warn_case_ids
 from bayesjudge.data.messages import (
+    PACKAGE_DIR,
     DataValidationError,
     show_rows,
     show_values,
@@ -48,7 +48,6 @@ from bayesjudge.data.messages import (
 COUNT_COLUMNS = ("n_pos", "n_tie", "n_neg")
 TERNARY = (-1, 0, 1)
 BINARY = (0, 1)
-_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 
 _MEANING = {
     TERNARY: "ternary: +1 = first/A better, -1 = second/B better, 0 = tie",
@@ -209,7 +208,7 @@ def warn_spaced_ids(df: pd.DataFrame, name: str,
             f"kept as different ids (ids are compared exactly as written). If they name the "
             f"same thing, remove the spaces in the data (pandas: "
             f"{'; '.join(f'df[{c!r}] = df[{c!r}].str.strip()' for c in cols.split('/'))}).",
-            UserWarning, skip_file_prefixes=(_PACKAGE_DIR,))
+            UserWarning, skip_file_prefixes=(PACKAGE_DIR,))
 
 
 def check_no_missing(df: pd.DataFrame, name: str, columns: Iterable[str]) -> None:
