@@ -303,6 +303,13 @@ def test_ranking_joint_sets_contain_the_marginal_intervals(small_table):
         marginal, joint = model.ranking(ci_prob=0.9), model.ranking(ci_prob=0.9, joint=True)
     assert (joint["rank_lower"] <= marginal["rank_lower"]).all()
     assert (joint["rank_upper"] >= marginal["rank_upper"]).all()
+    # P(best)'s Monte Carlo error: binomial over the Laplace draws' effective number
+    post = model.idata_.posterior
+    resampled = "importance-resampled" in post.attrs["inference"]
+    n_eff = min(post.attrs["importance_ess"], 1000) if resampled else 1000
+    p = marginal["p_best"].to_numpy()
+    np.testing.assert_allclose(marginal["p_best_mcse"], np.sqrt(p * (1 - p) / n_eff),
+                               rtol=1e-12)
 
 
 def test_agreement_check_flags_judges_that_copy_each_other(small_table):

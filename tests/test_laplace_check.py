@@ -124,6 +124,23 @@ def test_every_map_report_has_laplace_ok(davidson_judges_map, tmp_path):
     loaded = DavidsonBT.load(path)
     np.testing.assert_array_equal(loaded.laplace_ok("discriminator"),
                                   model.laplace_ok("discriminator"))
+    # P(best)'s Monte Carlo error reads the draws' effective number from the saved file too
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pd.testing.assert_series_equal(loaded.ranking()["p_best_mcse"],
+                                       model.ranking()["p_best_mcse"])
+
+
+def test_laplace_draws_are_worth_their_importance_ess_only_when_resampled():
+    from bayesjudge.engine.laplace_check import laplace_draws_ess
+
+    resampled = {"inference": "laplace approximation (unconstrained space), "
+                              "importance-resampled (PSIS), not NUTS", "importance_ess": 240.5}
+    assert laplace_draws_ess(resampled, 1000) == 240.5
+    assert laplace_draws_ess({**resampled, "importance_ess": 3100.0}, 1000) == 1000
+    kept = {"inference": "laplace approximation (unconstrained space), not NUTS",
+            "importance_ess": 3.2}  # the weights failed: the Gaussian's own draws, flagged
+    assert laplace_draws_ess(kept, 1000) == 1000
 
 
 def _iou(lo1, hi1, lo2, hi2):

@@ -1,13 +1,16 @@
 """Simultaneous rank sets: joint coverage over the draws, never narrower than the marginal
-intervals, a hand case, ``ranking(joint=True)`` on every BT-family model (MAP and NUTS) and
-coverage of the true ranking on simulated data (slow)."""
+intervals, a hand case, ``ranking(joint=True)`` on every BT-family model (MAP and NUTS), the
+Monte Carlo error of P(best) (by hand for MAP, ArviZ's for NUTS) and coverage of the true
+ranking on simulated data (slow)."""
 
 from __future__ import annotations
 
 import warnings
 
+import arviz as az
 import numpy as np
 import pytest
+import xarray as xr
 from bt_reference import simulate_jury
 from scipy import stats
 from stochastic import FALSE_ALARM
@@ -97,6 +100,13 @@ def test_ranking_joint_on_the_bt_family(model, arena):
     assert _joint_share(ranks[:, pos], lo, hi) >= 0.9
     assert _joint_share(ranks[:, pos], marginal["rank_lower"].to_numpy(),
                         marginal["rank_upper"].to_numpy()) <= _joint_share(ranks[:, pos], lo, hi)
+    # P(best)'s Monte Carlo error from the Laplace draws' effective number, by hand
+    post = fit.idata_.posterior
+    resampled = "importance-resampled" in post.attrs["inference"]
+    n_eff = min(post.attrs["importance_ess"], 1000) if resampled else 1000
+    p = (ranks[:, pos] == 1).mean(axis=0)
+    np.testing.assert_allclose(joint["p_best"], p)
+    np.testing.assert_allclose(joint["p_best_mcse"], np.sqrt(p * (1 - p) / n_eff), rtol=1e-12)
 
 
 def test_ranking_joint_under_nuts_and_per_context():
@@ -115,6 +125,13 @@ def test_ranking_joint_under_nuts_and_per_context():
         ranks = _rank(draws[:, c, :])[:, pos]
         assert _joint_share(ranks, grp["rank_lower"].to_numpy(),
                             grp["rank_upper"].to_numpy()) >= 0.8
+        # P(best)'s Monte Carlo error is ArviZ's mcse of the mean of the indicator
+        best = (ranks == 1).T.reshape(len(pos), 2, 300).astype(float)  # (item, chain, draw)
+        data = xr.Dataset({"b": (("chain", "draw", "item"), np.moveaxis(best, 0, -1))})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = az.mcse(data, method="mean")["b"].values
+        np.testing.assert_allclose(grp["p_best_mcse"], want, rtol=1e-10, atol=1e-15)
 
 
 @pytest.mark.slow

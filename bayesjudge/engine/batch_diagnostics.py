@@ -126,14 +126,24 @@ def summary_diagnostics(x: np.ndarray, tail_prob: float) -> dict[str, np.ndarray
             tails = [_ess(split_chains((block <= qp[:, None, None]).astype(float)))
                      for qp in q]
             out["ess_tail"][sl] = np.minimum(*tails)
-            sd = np.std(flat, axis=1, ddof=1)
-            out["mcse_mean"][sl] = sd / np.sqrt(_ess(split_chains(block)))
+            out["mcse_mean"][sl] = mcse_mean(block)
             centred_sq = (block - flat.mean(axis=1)[:, None, None]) ** 2
             evar = centred_sq.reshape(len(flat), -1).mean(axis=1)
             varvar = ((centred_sq ** 2).reshape(len(flat), -1).mean(axis=1) - evar ** 2)
             varvar = varvar / _ess(split_chains(centred_sq))
             out["mcse_sd"][sl] = np.sqrt(varvar / evar / 4)
     return out
+
+
+def mcse_mean(x: np.ndarray) -> np.ndarray:
+    """Monte Carlo standard error of each parameter's posterior mean from (P, C, D) draws.
+
+    ArviZ's ``mcse_mean``: sd / sqrt(ESS of the mean), the ESS on the split chains
+    (D >= 4; 0 for a parameter that does not vary).
+    """
+    flat = x.reshape(x.shape[0], -1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a constant: 0 / 0 inside _ess
+        return np.std(flat, axis=1, ddof=1) / np.sqrt(_ess(split_chains(x)))
 
 
 def _ess(z: np.ndarray) -> np.ndarray:

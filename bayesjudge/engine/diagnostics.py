@@ -7,7 +7,12 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayesjudge.engine.batch_diagnostics import rank_rhat_ess_bulk, summary_diagnostics
+from bayesjudge.engine.batch_diagnostics import (
+    mcse_mean,
+    rank_rhat_ess_bulk,
+    summary_diagnostics,
+)
+from bayesjudge.engine.laplace_check import laplace_draws_ess
 from bayesjudge.engine.messages import ConvergenceWarning, warn_user
 
 #: Largest R-hat and smallest bulk ESS accepted without a ConvergenceWarning.
@@ -80,6 +85,22 @@ def _rhat_ess(block: np.ndarray, draws: xr.DataArray) -> tuple[np.ndarray, np.nd
         rhat = np.ravel(az.rhat(data)["v"].values)
         ess = np.ravel(az.ess(data, method="bulk")["v"].values)
     return rhat, ess
+
+
+def share_mcse(hits: np.ndarray, post: xr.Dataset, laplace: bool) -> np.ndarray:
+    """Monte Carlo standard error of each column's share of True over the posterior draws.
+
+    ``hits``: (draws, k) booleans over the draws of ``post`` in chain-major order (as
+    ``post[name].values.reshape(-1, ...)`` flattens them). NUTS: ArviZ's ``mcse_mean``
+    of the indicator (split-chain ESS). MAP (``laplace``): sqrt(p (1 - p) / n_eff), n_eff
+    the Laplace draws' effective number (:func:`~bayesjudge.engine.laplace_check.
+    laplace_draws_ess`). 0 where every draw agrees.
+    """
+    hits = np.asarray(hits, dtype=float)
+    if laplace:
+        p = hits.mean(axis=0)
+        return np.sqrt(p * (1 - p) / laplace_draws_ess(post.attrs, len(hits)))
+    return mcse_mean(hits.T.reshape(hits.shape[1], post.sizes["chain"], -1))
 
 
 def summary_table(post: xr.Dataset, var_names: list[str], ci_prob: float,

@@ -388,6 +388,19 @@ def laplace_attrs(fit) -> dict:
             "laplace_ok": json.dumps(flags)}
 
 
+def laplace_draws_ess(attrs: dict, n_draws: int) -> float:
+    """Effective number of a MAP fit's Laplace draws, from their posterior attributes.
+
+    Importance-resampled draws (:func:`laplace_attrs`' ``inference`` says so) are worth
+    the weights' ESS (``importance_ess``; systematic resampling adds little to it); the
+    Gaussian's own draws, kept where the weights failed (flagged), are independent:
+    ``n_draws``.
+    """
+    if "importance-resampled" in str(attrs.get("inference", "")):
+        return float(min(attrs["importance_ess"], n_draws))
+    return float(n_draws)
+
+
 def read_flags(text: str | None, name: str, shape: tuple[int, ...]) -> np.ndarray:
     """The flags of ``name`` (all True when absent: NUTS fits, or a resampled posterior)."""
     if not text:

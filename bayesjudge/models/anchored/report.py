@@ -10,6 +10,7 @@ import pandas as pd
 
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, check_ci_prob, require_frame, show_values
+from bayesjudge.engine.diagnostics import share_mcse
 from bayesjudge.engine.laplace_check import warn_flagged
 from bayesjudge.engine.messages import warn_user
 from bayesjudge.models.anchored.data import MISSING, Cells, outcome_codes
@@ -126,7 +127,8 @@ class AnchoredReports:
         pandas.DataFrame
             One row per item sorted by ``rank``: ``item``, ``skill`` (MAP or posterior
             mean) with ``skill_lower``/``skill_upper``, ``rank`` (1 = best),
-            ``rank_lower``/``rank_upper``, ``p_best``, ``n_battles`` (battles of the
+            ``rank_lower``/``rank_upper``, ``p_best`` with its Monte Carlo standard error
+            ``p_best_mcse`` (as the Bradley-Terry family's), ``n_battles`` (battles of the
             item, any judge), ``n_reference_votes`` (the reference's votes on them);
             MAP fits add ``laplace_ok``.
 
@@ -151,6 +153,7 @@ class AnchoredReports:
             out["rank_lower"] = np.quantile(ranks, q[0], axis=0, method="lower")
             out["rank_upper"] = np.quantile(ranks, q[1], axis=0, method="higher")
         out["p_best"] = (ranks == 1).mean(axis=0)
+        out["p_best_mcse"] = share_mcse(ranks == 1, self._posterior(), self.method_ == "map")
         out["n_battles"], out["n_reference_votes"] = self._item_counts()
         _warn_items(out, out["n_reference_votes"] == 0,
                     "are in no battle the reference judged: their skills rest on the other "

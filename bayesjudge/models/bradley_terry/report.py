@@ -19,6 +19,7 @@ from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, check_ci_prob, require_frame, show_values
 from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.messages import show_rows
+from bayesjudge.engine.diagnostics import share_mcse
 from bayesjudge.engine.laplace_check import warn_flagged
 from bayesjudge.models.bradley_terry.core import (
     SkillLayout,
@@ -181,9 +182,13 @@ class PairwiseReports:
             (equal-tailed interval of the rank over draws; with ``joint=True`` the
             group's simultaneous rank sets) and ``p_best`` (share
             of draws in which the item is best in its group; sums to 1 per
-            group). MAP fits use the Laplace approximation's draws and add
-            ``laplace_ok`` (False, with a warning, where those intervals cannot be
-            trusted: :mod:`bayesjudge.engine.laplace_check`).
+            group) with its Monte Carlo standard error ``p_best_mcse`` (NUTS:
+            ArviZ's ``mcse_mean`` of the indicator; MAP: sqrt(p (1 - p) / n_eff),
+            n_eff the effective number of the Laplace draws; 0 where every draw
+            agrees, P(best) then within about 3 / n_eff of it). MAP fits use the
+            Laplace approximation's draws and add ``laplace_ok`` (False, with a
+            warning, where those intervals cannot be trusted:
+            :mod:`bayesjudge.engine.laplace_check`).
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
@@ -205,6 +210,7 @@ class PairwiseReports:
                 lo, hi = simultaneous_rank_sets(ranks[:, idx], ci_prob)
                 out.loc[idx, "rank_lower"], out.loc[idx, "rank_upper"] = lo, hi
         out["p_best"] = (ranks == 1).mean(axis=0)
+        out["p_best_mcse"] = share_mcse(ranks == 1, self._posterior(), self.method_ == "map")
         if self.method_ == "map":
             out["laplace_ok"] = self.laplace_ok("skill").reshape(-1)
             warn_flagged(out, list(out.columns[:list(out.columns).index("skill")]))
