@@ -21,9 +21,11 @@ import time
 import warnings
 from pathlib import Path
 
+import arviz as az
 import numpy as np
 import pandas as pd
 import pytest
+import xarray as xr
 from stochastic import coverage_consistent
 
 from bayesjudge.data import (
@@ -345,8 +347,20 @@ def test_differences_and_win_table(hier_fits, systems_data):
     model = hier_fits["partial"]
     diff = model.differences()
     assert len(diff) == 6 and list(diff.columns) == [
-        "system_a", "system_b", "mean", "sd", "lower", "upper", "prob_a_better"]
+        "system_a", "system_b", "mean", "sd", "lower", "upper", "prob_a_better",
+        "prob_a_better_mcse"]
     theta = model.idata_["posterior"]["accuracy"].values.reshape(-1, 4)
+    # its Monte Carlo error is ArviZ's mcse of the mean of the indicator theta_a > theta_b
+    acc = model.idata_["posterior"]["accuracy"]
+    chains = acc.sizes["chain"]
+    pairs = [(a, b) for a in range(4) for b in range(a + 1, 4)]
+    ind = np.stack([(theta[:, a] > theta[:, b]) for a, b in pairs], axis=1).astype(float)
+    data = xr.Dataset({"b": (("chain", "draw", "pair"), ind.reshape(chains, -1, len(pairs)))})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = az.mcse(data, method="mean")["b"].values
+    np.testing.assert_allclose(diff["prob_a_better_mcse"], want, rtol=1e-10, atol=1e-15)
+    assert (diff["prob_a_better_mcse"] > 0).any()
     row = diff.iloc[2]  # system_0 vs system_3 (true accuracies 0.3 vs 0.8)
     assert (row["system_a"], row["system_b"]) == ("system_0", "system_3")
     assert row["mean"] == pytest.approx(theta[:, 0].mean() - theta[:, 3].mean())

@@ -25,6 +25,7 @@ import pytensor.tensor as pt
 
 from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData
 from bayesjudge.data import DataValidationError, check_calibration_classes, check_ci_prob
+from bayesjudge.engine.diagnostics import share_mcse
 from bayesjudge.models.misclassification.model import (
     OBS,
     PROBABILITIES,
@@ -324,23 +325,30 @@ class HierarchicalMisclassificationModel(BayesianModel):
         -------
         pandas.DataFrame
             Columns ``system_a``, ``system_b``, ``mean``, ``sd``, ``lower``,
-            ``upper`` (equal-tailed ``ci_prob`` interval of theta_a - theta_b) and
-            ``prob_a_better`` = P(theta_a > theta_b | data).
+            ``upper`` (equal-tailed ``ci_prob`` interval of theta_a - theta_b),
+            ``prob_a_better`` = P(theta_a > theta_b | data) and its Monte Carlo
+            standard error ``prob_a_better_mcse`` (NUTS: ArviZ's ``mcse_mean`` of the
+            indicator; MAP: binomial over the Laplace draws' effective number; 0 where
+            every draw agrees).
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
         theta = self._accuracy_draws()
         names = self.systems_
         tail = (1 - ci_prob) / 2
-        rows = []
+        rows, better = [], []
         for i, j in combinations(range(len(names)), 2):
             d = theta[:, i] - theta[:, j]
             lo, hi = np.quantile(d, [tail, 1 - tail])
+            better.append(d > 0)
             rows.append({
                 "system_a": names[i], "system_b": names[j], "mean": d.mean(), "sd": d.std(ddof=1),
-                "lower": lo, "upper": hi, "prob_a_better": float((d > 0).mean()),
+                "lower": lo, "upper": hi, "prob_a_better": float(better[-1].mean()),
             })
-        return pd.DataFrame(rows)
+        out = pd.DataFrame(rows)
+        out["prob_a_better_mcse"] = share_mcse(np.stack(better, axis=1), self._posterior(),
+                                               self.method_ == "map")
+        return out
 
     def win_table(self) -> pd.DataFrame:
         """Square table of P(theta_row > theta_column | data); NaN on the diagonal."""
