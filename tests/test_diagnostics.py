@@ -156,3 +156,21 @@ def test_summary_table_equals_arviz_summary():
         direct = az.summary(post, var_names=names, ci_prob=0.9, ci_kind="eti", kind="all",
                             round_to="none")
     pd.testing.assert_frame_equal(fallback, direct)
+
+
+@pytest.mark.parametrize("chains,draws", [(4, 1000), (1, 10), (1, 5), (2, 4), (4, 3)])
+def test_vectorised_mcse_of_a_share_equals_arviz(chains, draws):
+    """P(best)'s Monte Carlo error (``ranking()``'s ``p_best_mcse``): indicators, constant
+    ones (0) and chains too short for ArviZ (NaN, as ArviZ)."""
+    import arviz as az
+
+    from bayesjudge.engine.batch_diagnostics import mcse_mean
+
+    rng = np.random.default_rng(draws)
+    x = (_ar1(rng, (6, chains, draws), np.linspace(0, 0.9, 6)) > 0.3).astype(float)
+    x[0] = 1.0  # every draw agrees
+    data = xr.Dataset({"v": (("chain", "draw", "k"), np.moveaxis(x, 0, -1))})
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        want = az.mcse(data, method="mean")["v"].values
+    np.testing.assert_allclose(mcse_mean(x), want, rtol=1e-10, atol=1e-15, equal_nan=True)

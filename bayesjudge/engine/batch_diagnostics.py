@@ -139,8 +139,10 @@ def mcse_mean(x: np.ndarray) -> np.ndarray:
     """Monte Carlo standard error of each parameter's posterior mean from (P, C, D) draws.
 
     ArviZ's ``mcse_mean``: sd / sqrt(ESS of the mean), the ESS on the split chains
-    (D >= 4; 0 for a parameter that does not vary).
+    (0 for a parameter that does not vary; NaN, as ArviZ, with fewer than 4 draws a chain).
     """
+    if x.shape[2] < 4:
+        return np.full(x.shape[0], np.nan)
     flat = x.reshape(x.shape[0], -1)
     with np.errstate(divide="ignore", invalid="ignore"):  # a constant: 0 / 0 inside _ess
         return np.std(flat, axis=1, ddof=1) / np.sqrt(_ess(split_chains(x)))
