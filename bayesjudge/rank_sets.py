@@ -1,4 +1,4 @@
-"""Simultaneous (joint) rank sets from posterior draws of ranks.
+"""Simultaneous (joint) rank sets from posterior draws of ranks; pairwise skill differences.
 
 A marginal ``ci_prob`` rank interval covers one item's rank with posterior probability
 ``ci_prob``; over ``n`` items the chance that *every* rank lies in its interval at once
@@ -29,10 +29,15 @@ selection has a handful of degrees of freedom: use >= 1000 draws).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["simultaneous_rank_sets"]
+__all__ = ["differences_table", "simultaneous_rank_sets"]
+
+#: Elements (draws x pairs) of one block of skill differences: ~32 MB of float64.
+PAIR_BLOCK = 4_000_000
 
 
 def _check(rank_draws: np.ndarray, ci_prob: float) -> np.ndarray:
@@ -157,3 +162,62 @@ def simultaneous_rank_sets(rank_draws: np.ndarray, ci_prob: float
     b = _greedy(ranks, float(ci_prob), need)
     best = a if (a[1] - a[0]).sum() <= (b[1] - b[0]).sum() else b
     return best[0].astype(np.int64), best[1].astype(np.int64)
+
+
+def differences_table(labels: pd.DataFrame, draws: np.ndarray, rank: np.ndarray,
+                      group: np.ndarray, ci_prob: float,
+                      share_mcse: Callable[[np.ndarray], np.ndarray],
+                      ok: np.ndarray | None = None) -> pd.DataFrame:
+    """Posterior of s_a - s_b for every pair of items of a ranking group, a ranked above b.
+
+    Parameters
+    ----------
+    labels : DataFrame
+        One row per skill: the group's columns (``aspect``, ``context``) and ``item``.
+    draws : ndarray, shape (n_draws, n_skills)
+        Posterior (or Laplace) draws of the skills.
+    rank : ndarray, shape (n_skills,)
+        Each skill's rank in its group (1 = best; the ranking's ``rank``): pairs are
+        listed best first, ``a`` the better ranked.
+    group : ndarray, shape (n_skills,)
+        Ranking group of each skill; groups come in order of their label.
+    ci_prob : float
+        Mass of the equal-tailed interval of each difference.
+    share_mcse : callable
+        (n_draws, k) booleans -> (k,) Monte Carlo standard errors of their shares of True.
+    ok : ndarray of bool, optional
+        Per skill: its Laplace interval can be trusted; a pair's ``laplace_ok`` is both.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pair: the group's columns, ``item_a``, ``item_b``, ``mean``, ``sd``,
+        ``lower``, ``upper`` of s_a - s_b, ``prob_a_better`` = P(s_a > s_b) and its
+        ``prob_a_better_mcse`` (and ``laplace_ok`` with ``ok``). Computed in blocks of
+        pairs (:data:`PAIR_BLOCK` elements), never a draws x pairs array of a whole group.
+    """
+    q = [(1 - ci_prob) / 2, (1 + ci_prob) / 2]
+    step = max(1, PAIR_BLOCK // max(1, len(draws)))
+    parts = []
+    for idx in pd.Series(np.arange(len(group))).groupby(group).indices.values():
+        order = idx[np.argsort(rank[idx], kind="stable")]
+        a, b = (order[i] for i in np.triu_indices(len(order), 1))
+        stats = {k: np.empty(len(a)) for k in ("mean", "sd", "lower", "upper", "prob_a_better",
+                                                "prob_a_better_mcse")}
+        for start in range(0, len(a), step):
+            sl = slice(start, start + step)
+            diff = draws[:, a[sl]] - draws[:, b[sl]]
+            better = diff > 0
+            stats["mean"][sl] = diff.mean(axis=0)
+            stats["sd"][sl] = diff.std(axis=0, ddof=1) if len(diff) > 1 else np.nan
+            stats["lower"][sl], stats["upper"][sl] = np.quantile(diff, q, axis=0)
+            stats["prob_a_better"][sl] = better.mean(axis=0)
+            stats["prob_a_better_mcse"][sl] = share_mcse(better)
+        part = labels.iloc[a].reset_index(drop=True).rename(columns={"item": "item_a"})
+        part.insert(part.columns.get_loc("item_a") + 1, "item_b",
+                    labels["item"].to_numpy()[b])
+        part = part.assign(**stats)
+        if ok is not None:
+            part["laplace_ok"] = np.asarray(ok, dtype=bool)[a] & np.asarray(ok, dtype=bool)[b]
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)

@@ -310,6 +310,18 @@ def test_ranking_joint_sets_contain_the_marginal_intervals(small_table):
     p = marginal["p_best"].to_numpy()
     np.testing.assert_allclose(marginal["p_best_mcse"], np.sqrt(p * (1 - p) / n_eff),
                                rtol=1e-12)
+    # every pair once, the better ranked first; P(a better) by hand from the Laplace draws
+    diff = model.differences()
+    assert len(diff) == len(marginal) * (len(marginal) - 1) // 2
+    rank = dict(zip(marginal["item"], marginal["rank"]))
+    assert all(rank[a] < rank[b] for a, b in zip(diff["item_a"], diff["item_b"]))
+    skill = post["skill"].values.reshape(-1, len(marginal))
+    items = list(post["skill"].coords[post["skill"].dims[-1]].values)
+    d = np.stack([skill[:, items.index(a)] - skill[:, items.index(b)]
+                  for a, b in zip(diff["item_a"], diff["item_b"])], axis=1)
+    np.testing.assert_allclose(diff["mean"], d.mean(axis=0), atol=1e-12)
+    np.testing.assert_allclose(diff["prob_a_better"], (d > 0).mean(axis=0))
+    assert diff["laplace_ok"].dtype == bool
 
 
 def test_agreement_check_flags_judges_that_copy_each_other(small_table):
@@ -389,13 +401,17 @@ def test_cli_rank_anchored(small_table, tmp_path, capsys):
     small_table.to_csv(tmp_path / "battles.csv", index=False)
     code = main(["rank", str(tmp_path / "battles.csv"), "--model", "anchored", "--reference",
                  "human", "--joint", "--out", str(tmp_path / "r.csv"), "--judges",
-                 str(tmp_path / "j.csv")])
+                 str(tmp_path / "j.csv"), "--differences", str(tmp_path / "d.csv")])
     assert code == 0
+    # --differences: the fit's pairwise table (15 pairs of 6 models)
+    pairs = pd.read_csv(tmp_path / "d.csv", dtype={"item_a": str, "item_b": str})
+    assert len(pairs) == 15 and {"prob_a_better", "prob_a_better_mcse"} <= set(pairs)
+    printed = capsys.readouterr().out
+    assert "simultaneous rank sets" in printed and f"and {tmp_path / 'd.csv'}" in printed
     ranking = pd.read_csv(tmp_path / "r.csv")
     assert sorted(ranking["item"]) == [f"m{i}" for i in range(6)]
     assert set(pd.read_csv(tmp_path / "j.csv")["judge"]) == {"judge-good", "judge-left",
                                                              "judge-coin"}
-    assert "simultaneous rank sets" in capsys.readouterr().out
     # a battle id under another name (llmfao's `item`), mapped on the command line
     small_table.rename(columns={"battle": "item"}).to_csv(tmp_path / "items.csv", index=False)
     assert main(["rank", str(tmp_path / "items.csv"), "--model", "anchored", "--columns",

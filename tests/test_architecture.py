@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "bayesjudge"
 #: Layer of each top-level part of the package (lower may not import higher).
 LAYERS = {
     "constants": 0, "priors": 0, "data": 0, "engine": 0, "structures": 0, "persistence": 0,
-    "rank_sets": 0,  # numpy only: the models and the baselines use it
+    "rank_sets": 0,  # numpy and pandas only: the models and the baselines use it
     "base": 1, "comparison": 1,
     "estimators": 2, "metrics": 2, "baselines": 2, "rewards": 2,
     "models": 3,

@@ -48,7 +48,8 @@ def _ids(path, col: str) -> list[str]:
 
 
 def _read_exact(path) -> pd.DataFrame:
-    return pd.read_csv(path, dtype={"item": str, "judge": str, "context": str},
+    return pd.read_csv(path, dtype={"item": str, "judge": str, "context": str, "item_a": str,
+                                    "item_b": str},
                        keep_default_na=False)
 
 
@@ -84,6 +85,21 @@ def test_rank_writes_one_row_per_item_and_per_judge(files, tmp_path, capsys, mod
         assert col in jt
     printed = capsys.readouterr().out
     assert f"wrote {out} and {judges}" in printed
+
+
+def test_rank_differences_per_context(files, tmp_path, capsys):
+    out, pairs = tmp_path / "ranking.csv", tmp_path / "pairs.csv"
+    assert main(["rank", str(files / "contexts.csv"), "--model", "bt", "--out", str(out),
+                 "--differences", str(pairs), "--level", "0.9"]) == 0
+    got = _read_exact(pairs)
+    assert got.groupby("context").size().to_dict() == {"ctx-A": 10, "ctx-B": 10}
+    ranking = _read_exact(out)
+    for ctx, grp in got.groupby("context"):  # item_a ranked above item_b, ids as written
+        rank = dict(zip(*ranking[ranking["context"] == ctx][["item", "rank"]].T.values))
+        assert all(rank[a] < rank[b] for a, b in zip(grp["item_a"], grp["item_b"]))
+    assert ((got["lower"] <= got["mean"]) & (got["mean"] <= got["upper"])).all()
+    assert got["prob_a_better"].between(0, 1).all() and (got["prob_a_better_mcse"] >= 0).all()
+    assert f"wrote {out} and {pairs}" in capsys.readouterr().out
 
 
 def test_bt_recovers_the_order(files, tmp_path):
@@ -185,10 +201,15 @@ def _no_input(d, *extra):
     (["--out", "SAME", "--judges", "SAME"], "--out and --judges name the same file"),
     # the same file spelt two ways (the folder's own '.'): still one file
     (["--out", "SAME", "--judges", "SAME_DOTTED"], "--out and --judges name the same file"),
+    (["--out", "SAME", "--differences", "SAME"], "--out and --differences name the same file"),
+    (["--out", "R", "--judges", "SAME", "--differences", "SAME"],
+     "--judges and --differences name the same file"),
+    (["--differences", "MISSING"], "does not exist; create it first"),
     (["--out", "PROC"], "cannot be written"),  # /proc ignores permissions, as root does
 ])
 def test_bad_rank_arguments_fail_before_any_work(tmp_path, capsys, extra, expect):
     subst = {"MISSING": str(tmp_path / "missing" / "r.csv"), "SAME": str(tmp_path / "r.csv"),
+             "R": str(tmp_path / "ranking.csv"),
              "SAME_DOTTED": str(tmp_path / "." / "r.csv"), "PROC": "/proc/r.csv"}
     assert main(_no_input(tmp_path, *[subst.get(e, e) for e in extra])) == 2
     line = _one_error_line(capsys.readouterr().err)

@@ -9,14 +9,16 @@ import warnings
 
 import arviz as az
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 from bt_reference import simulate_jury
 from scipy import stats
 from stochastic import FALSE_ALARM
 
+import bayesjudge.rank_sets as rank_sets_module
 from bayesjudge import BradleyTerry, BTSigma, DavidsonBT
-from bayesjudge.rank_sets import simultaneous_rank_sets
+from bayesjudge.rank_sets import differences_table, simultaneous_rank_sets
 
 
 def _marginal(ranks, ci):
@@ -107,6 +109,20 @@ def test_ranking_joint_on_the_bt_family(model, arena):
     p = (ranks[:, pos] == 1).mean(axis=0)
     np.testing.assert_allclose(joint["p_best"], p)
     np.testing.assert_allclose(joint["p_best_mcse"], np.sqrt(p * (1 - p) / n_eff), rtol=1e-12)
+    # every pair once, the better ranked first, its difference by hand from the draws
+    diff = fit.differences(ci_prob=0.9)
+    assert len(diff) == 7 * 6 // 2
+    rank = dict(zip(marginal["item"], marginal["rank"]))
+    assert all(rank[a] < rank[b] for a, b in zip(diff["item_a"], diff["item_b"]))
+    skills = draws.reshape(len(draws), -1)
+    for row in diff.itertuples():
+        d = skills[:, items.index(row.item_a)] - skills[:, items.index(row.item_b)]
+        assert row.mean == pytest.approx(d.mean(), abs=1e-12)
+        assert (row.lower, row.upper) == pytest.approx(tuple(np.quantile(d, [0.05, 0.95])))
+        assert row.prob_a_better == np.mean(d > 0)
+        assert row.prob_a_better_mcse == pytest.approx(
+            np.sqrt(row.prob_a_better * (1 - row.prob_a_better) / n_eff), abs=1e-15)
+    assert diff["laplace_ok"].dtype == bool
 
 
 def test_ranking_joint_under_nuts_and_per_context():
@@ -132,6 +148,54 @@ def test_ranking_joint_under_nuts_and_per_context():
             warnings.simplefilter("ignore")
             want = az.mcse(data, method="mean")["b"].values
         np.testing.assert_allclose(grp["p_best_mcse"], want, rtol=1e-10, atol=1e-15)
+    # pairs only within a context; P(a better)'s error is ArviZ's mcse of the indicator
+    diff = fit.differences()
+    assert diff.groupby("context").size().tolist() == [10, 10]
+    for c, ctx in enumerate(fit._layout_state["contexts"]):
+        grp = diff[diff["context"] == ctx]
+        items = fit._layout_state["items"]
+        ind = np.stack([draws[:, c, items.index(a)] > draws[:, c, items.index(b)]
+                        for a, b in zip(grp["item_a"], grp["item_b"])], axis=1)
+        data = xr.Dataset({"b": (("chain", "draw", "pair"), ind.reshape(2, 300, -1))})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = az.mcse(data.astype(float), method="mean")["b"].values
+        np.testing.assert_allclose(grp["prob_a_better"], ind.mean(axis=0))
+        np.testing.assert_allclose(grp["prob_a_better_mcse"], want, rtol=1e-10, atol=1e-15)
+    assert "laplace_ok" not in diff
+
+
+def test_differences_table_by_hand_in_blocks(monkeypatch):
+    """Brute force over the pairs; blocks of 3 pairs; a group of one item has no pair."""
+    monkeypatch.setattr(rank_sets_module, "PAIR_BLOCK", 3 * 400)
+    rng = np.random.default_rng(2)
+    draws = rng.normal(np.arange(9.0) * 0.3, 1.0, size=(400, 9))
+    group = np.array([1, 0, 1, 0, 1, 1, 0, 2, 0])  # groups 0 and 1 interleaved, 2 alone
+    labels = pd.DataFrame({"context": np.array(["g0", "g1", "g2"])[group],
+                           "item": [f"i{k}" for k in range(9)]})
+    rank = np.empty(9, dtype=int)
+    for g in range(3):
+        idx = np.flatnonzero(group == g)
+        rank[idx[np.argsort(-draws[:, idx].mean(axis=0))]] = np.arange(1, len(idx) + 1)
+    ok = np.ones(9, dtype=bool)
+    ok[4] = False
+    calls = []
+
+    def share(hits):
+        calls.append(hits.shape[1])
+        return np.full(hits.shape[1], 0.5)
+
+    out = differences_table(labels, draws, rank, group, 0.8, share, ok)
+    assert len(out) == 6 + 6 and max(calls) <= 3 and sum(calls) == 12
+    assert out["context"].tolist() == ["g0"] * 6 + ["g1"] * 6
+    for row in out.itertuples():
+        a, b = int(row.item_a[1:]), int(row.item_b[1:])
+        assert group[a] == group[b] and rank[a] < rank[b]
+        d = draws[:, a] - draws[:, b]
+        assert (row.mean, row.sd) == pytest.approx((d.mean(), d.std(ddof=1)))
+        assert (row.lower, row.upper) == pytest.approx(tuple(np.quantile(d, [0.1, 0.9])))
+        assert row.prob_a_better == np.mean(d > 0) and row.prob_a_better_mcse == 0.5
+        assert row.laplace_ok == (4 not in (a, b))
 
 
 @pytest.mark.slow

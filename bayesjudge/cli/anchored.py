@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from bayesjudge.cli.files import wrote
+
 #: Columns that hold a battle id in the files users bring (arena_ppr's battles.csv: item;
 #: an Arena or MT-Bench export: question_id), suggested when ``battle`` is missing.
 BATTLE_LIKE = ("item", "battle_id", "question_id", "id", "instance", "pair_id")
@@ -61,6 +63,8 @@ def run_anchored(args: argparse.Namespace, comparisons) -> int:
     judges = model.judges(ci_prob=args.level)
     if args.judges:
         judges.to_csv(args.judges, index=False)
+    if args.differences:
+        model.differences(ci_prob=args.level).to_csv(args.differences, index=False)
     fmt = {"float_format": lambda v: f"{v:.3f}", "index": False}
     st = model._state_
     sets = "simultaneous rank sets" if args.joint else "marginal rank intervals"
@@ -72,5 +76,5 @@ def run_anchored(args: argparse.Namespace, comparisons) -> int:
         print("judges (confusion P(verdict | reference outcome), agreement, worth in "
               "reference votes):")
         print(judges.to_string(**fmt))
-    print(f"wrote {args.out}" + (f" and {args.judges}" if args.judges else ""))
+    print(wrote(args.out, args.judges, args.differences))
     return 0

@@ -197,6 +197,13 @@ def _decimal_commas(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     return df
 
 
+def wrote(*paths: str | None) -> str:
+    """The closing line naming the files a command wrote (``None``: not asked for)."""
+    files = [p for p in paths if p]
+    return "wrote " + (files[0] if len(files) == 1 else
+                       ", ".join(files[:-1]) + " and " + files[-1])
+
+
 def check_output_file(path: str, flag: str, inputs: tuple[str, ...] = ()) -> None:
     """Raise UsageError unless ``path`` can be written as a file (before any work).
 

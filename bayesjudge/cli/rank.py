@@ -21,6 +21,7 @@ from bayesjudge.cli.files import (
     check_distinct_outputs,
     check_output_file,
     read_table,
+    wrote,
 )
 from bayesjudge.cli.mapping import (
     ID_ROLES,
@@ -77,6 +78,9 @@ output
                p_tie_equal = nu / (2 + nu), P(tie) between equal skills (--tie global:
                one value, repeated on every judge). --method map gives a Laplace
                approximation around the MAP; --method nuts the full posterior.
+  DIFFERENCES.csv  (--differences) one row per pair of items of a context, item_a ranked
+               above item_b: skill difference with its interval, prob_a_better =
+               P(a better than b) and its Monte Carlo error prob_a_better_mcse.
 
 %(files)s
 example
@@ -129,9 +133,12 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
             raise UsageError("--per-aspect applies to --model bt-sigma only (one "
                              "discriminator per judge and aspect).")
         check_output_file(args.out, "--out", (args.comparisons,))
-        if args.judges:
-            check_output_file(args.judges, "--judges", (args.comparisons,))
-            check_distinct_outputs({"--out": args.out, "--judges": args.judges})
+        extra = {f: v for f, v in (("--judges", args.judges),
+                                   ("--differences", args.differences)) if v}
+        for flag, path in extra.items():
+            check_output_file(path, flag, (args.comparisons,))
+        if extra:
+            check_distinct_outputs({"--out": args.out, **extra})
 
     rank = sub.add_parser(
         "rank",
@@ -187,6 +194,9 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
                       help="output CSV (its folder must exist)")
     rank.add_argument("--judges", default=None, metavar="JUDGES.csv",
                       help="also write each judge's reliability table as CSV")
+    rank.add_argument("--differences", default=None, metavar="DIFFERENCES.csv",
+                      help="also write P(a better than b) and the skill difference with "
+                           "its interval for every pair of items (within a context) as CSV")
     add_common(rank)
     rank.set_defaults(func=run_rank, check=check)
     return rank
@@ -272,6 +282,8 @@ def run_rank(args: argparse.Namespace) -> int:
     judges = add_tie_columns(model, judges, args.level)
     if args.judges:
         judges.to_csv(args.judges, index=False)
+    if args.differences:
+        model.differences(ci_prob=args.level).to_csv(args.differences, index=False)
     fmt = {"float_format": lambda v: f"{v:.3f}", "index": False}
     n_ctx = ranking["context"].nunique() if "context" in ranking else 1
     # every row is an observation, symmetrised or not (eq. 3 keeps the rows' weight)
@@ -291,5 +303,6 @@ def run_rank(args: argparse.Namespace) -> int:
                   if args.tie == "global" else "")
         print(f"tie_logit = log nu{shared}; p_tie_equal = nu / (2 + nu), the probability of a "
               f"tie between two items of equal skill.")
-    print(f"wrote {args.out}" + (f" and {args.judges}" if args.judges else ""))
+    print(wrote(args.out, args.judges, args.differences))
     return 0
+

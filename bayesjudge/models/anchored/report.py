@@ -25,7 +25,7 @@ from bayesjudge.models.anchored.likelihood import (
     ref_log_probs,
     softmax,
 )
-from bayesjudge.rank_sets import simultaneous_rank_sets
+from bayesjudge.rank_sets import differences_table, simultaneous_rank_sets
 
 _OUTCOMES = np.array(OUTCOMES, dtype=object)
 
@@ -171,6 +171,26 @@ class AnchoredReports:
                         "preferences, the MAP is the joint mode (models/anchored.md, "
                         "Limits). Read summarize()'s means, or refit with method='nuts'")
         return out.sort_values("rank", kind="stable").reset_index(drop=True)
+
+    def differences(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
+        """Posterior of s_a - s_b of the reference's preference for every pair of items.
+
+        As the Bradley-Terry family's
+        (:meth:`bayesjudge.models.bradley_terry.report.PairwiseReports.differences`):
+        one row per pair, ``item_a`` ranked above ``item_b``, ``mean``, ``sd``,
+        ``lower``, ``upper``, ``prob_a_better`` = P(s_a > s_b | data),
+        ``prob_a_better_mcse``; MAP fits add ``laplace_ok``.
+        """
+        self._check_fitted()
+        check_ci_prob(ci_prob)
+        point, draws = self._draws("skill")
+        laplace, post = self.method_ == "map", self._posterior()
+        items = pd.DataFrame({"item": np.asarray(self._state_["items"], dtype=object)})
+        out = differences_table(items, draws, rank_draws(point[None])[0],
+                                np.zeros(len(items), dtype=np.int64), ci_prob,
+                                lambda hits: share_mcse(hits, post, laplace),
+                                self.laplace_ok("skill") if laplace else None)
+        return warn_flagged(out, ["item_a", "item_b"]) if laplace else out
 
     def _item_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Per item: its battles (any judge) and the reference's votes on them."""

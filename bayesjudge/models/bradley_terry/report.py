@@ -28,7 +28,7 @@ from bayesjudge.models.bradley_terry.core import (
     layout_from_state,
     rank_draws,
 )
-from bayesjudge.rank_sets import simultaneous_rank_sets
+from bayesjudge.rank_sets import differences_table, simultaneous_rank_sets
 
 #: Elements of one (draws x rows x 3) block in predict and the pointwise log-likelihood.
 CHUNK = 2**22
@@ -216,6 +216,45 @@ class PairwiseReports:
             warn_flagged(out, list(out.columns[:list(out.columns).index("skill")]))
         return out.assign(_g=layout.group).sort_values(["_g", "rank"], kind="stable").drop(
             columns="_g").reset_index(drop=True)
+
+    def differences(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
+        """Posterior of s_a - s_b for every pair of items of a ranking group.
+
+        Answers "is a better than b?" for each pair of a leaderboard, which rank
+        intervals do not: two items whose intervals overlap may still differ with high
+        probability (their skills move together).
+
+        Parameters
+        ----------
+        ci_prob : float
+            Mass of the equal-tailed interval of each difference.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Per ranking group (``aspect``, ``context`` where the fit has them, in the
+            order of :meth:`ranking`) one row per pair, ``item_a`` ranked above
+            ``item_b`` (pairs listed in rank order): ``mean``, ``sd``, ``lower``,
+            ``upper`` of s_a - s_b, ``prob_a_better`` = P(s_a > s_b | data) with its
+            Monte Carlo standard error ``prob_a_better_mcse`` (as ``p_best_mcse``); MAP
+            fits add ``laplace_ok`` (both items' skill intervals trusted). Items of
+            different groups have no common scale and are not paired. Computed in
+            blocks of pairs (:func:`bayesjudge.rank_sets.differences_table`).
+        """
+        self._check_fitted()
+        check_ci_prob(ci_prob)
+        layout = layout_from_state(self._layout_state)
+        point, draws = self._draws("skill")
+        point, draws = point.reshape(-1), draws.reshape(len(draws), -1)
+        laplace = self.method_ == "map"
+        post = self._posterior()
+        out = differences_table(
+            self._group_columns(layout), draws, rank_draws(point[None], layout.group)[0],
+            layout.group, ci_prob, lambda hits: share_mcse(hits, post, laplace),
+            self.laplace_ok("skill").reshape(-1) if laplace else None)
+        if laplace:
+            warn_flagged(out, list(out.columns[:list(out.columns).index("mean")]))
+        return out
 
     def _group_columns(self, layout: SkillLayout) -> pd.DataFrame:
         st = self._layout_state
