@@ -71,14 +71,14 @@ models (Qian, Sun, Gales & Knill 2026, arXiv:2602.16610)
 
 output
   RANKING.csv  one row per (context, item): skill (MAP, or posterior mean with --method
-               nuts) with its %(pct)s interval
-               (--level), rank (1 = best) with its interval, P(best). --judges writes
+               nuts) with its %(pct)s interval (--level), rank (1 = best) with its
+               interval, P(best) and its Monte Carlo error p_best_mcse. --judges writes
                each judge's discriminator sigma_k and reliability 1/sigma_k (and tie /
                bias parameters) with intervals; davidson-bt adds tie_logit = log nu and
                p_tie_equal = nu / (2 + nu), P(tie) between equal skills (--tie global:
                one value, repeated on every judge). --method map gives a Laplace
                approximation around the MAP; --method nuts the full posterior.
-  DIFFERENCES.csv  (--differences) one row per pair of items of a context, item_a ranked
+  PAIRS.csv    (--differences) one row per pair of items of a context, item_a ranked
                above item_b: skill difference with its interval, prob_a_better =
                P(a better than b) and its Monte Carlo error prob_a_better_mcse.
 
@@ -194,7 +194,7 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
                       help="output CSV (its folder must exist)")
     rank.add_argument("--judges", default=None, metavar="JUDGES.csv",
                       help="also write each judge's reliability table as CSV")
-    rank.add_argument("--differences", default=None, metavar="DIFFERENCES.csv",
+    rank.add_argument("--differences", default=None, metavar="PAIRS.csv",
                       help="also write P(a better than b) and the skill difference with "
                            "its interval for every pair of items (within a context) as CSV")
     add_common(rank)
