@@ -34,7 +34,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-__all__ = ["differences_table", "simultaneous_rank_sets"]
+__all__ = ["differences_table", "rank_columns", "rank_draws", "simultaneous_rank_sets"]
 
 #: Elements (draws x pairs) of one block of skill differences: ~32 MB of float64.
 PAIR_BLOCK = 4_000_000
@@ -221,3 +221,31 @@ def differences_table(labels: pd.DataFrame, draws: np.ndarray, rank: np.ndarray,
             part["laplace_ok"] = np.asarray(ok, dtype=bool)[a] & np.asarray(ok, dtype=bool)[b]
         parts.append(part)
     return pd.concat(parts, ignore_index=True)
+
+
+def rank_draws(values: np.ndarray) -> np.ndarray:
+    """Rank (1 = largest) of every column per row; ``values`` is (draws, items)."""
+    order = np.argsort(-values, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, values.shape[1] + 1)[None, :], axis=1)
+    return ranks
+
+
+def rank_columns(point: np.ndarray, draws: np.ndarray, ci_prob: float, joint: bool,
+                 share_mcse: Callable[[np.ndarray], np.ndarray]) -> dict[str, np.ndarray]:
+    """The rank columns of a leaderboard of one group, larger values ranked first.
+
+    ``point`` (items,): the estimate the ``rank`` comes from (MAP or posterior mean);
+    ``draws`` (draws, items). Returns ``rank``, ``rank_lower``/``rank_upper`` (each item's
+    equal-tailed ``ci_prob`` interval of its rank over the draws, or with ``joint`` the
+    simultaneous sets of :func:`simultaneous_rank_sets`), ``p_best`` (share of draws in
+    which the item ranks first) and its ``p_best_mcse`` (``share_mcse`` of that indicator).
+    """
+    ranks = rank_draws(draws)
+    if joint:
+        lower, upper = simultaneous_rank_sets(ranks, ci_prob)
+    else:
+        lower = np.quantile(ranks, (1 - ci_prob) / 2, axis=0, method="lower")
+        upper = np.quantile(ranks, (1 + ci_prob) / 2, axis=0, method="higher")
+    return {"rank": rank_draws(point[None])[0], "rank_lower": lower, "rank_upper": upper,
+            "p_best": (ranks == 1).mean(axis=0), "p_best_mcse": share_mcse(ranks == 1)}

@@ -343,6 +343,35 @@ def test_partial_pooling_shortens_intervals(hier_fits):
     assert (width["partial"] < width["none"]).sum() >= 3
 
 
+def test_ranking_of_systems_by_hand(hier_fits):
+    model = hier_fits["partial"]  # NUTS
+    acc = model.idata_["posterior"]["accuracy"]
+    theta = acc.values.reshape(-1, 4)
+    ranks = np.argsort(np.argsort(-theta, axis=1), axis=1) + 1
+    table = model.ranking(ci_prob=0.9).set_index("system")
+    assert table["rank"].tolist() == list(range(1, 5))  # sorted by rank
+    for k, system in enumerate(model.systems_):
+        row = table.loc[system]
+        assert row["accuracy"] == pytest.approx(theta[:, k].mean())
+        assert (row["accuracy_lower"], row["accuracy_upper"]) == pytest.approx(
+            tuple(np.quantile(theta[:, k], [0.05, 0.95])))
+        assert row["rank_lower"] == np.quantile(ranks[:, k], 0.05, method="lower")
+        assert row["rank_upper"] == np.quantile(ranks[:, k], 0.95, method="higher")
+        assert row["p_best"] == np.mean(ranks[:, k] == 1)
+    best = (ranks == 1).astype(float).reshape(acc.sizes["chain"], -1, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = az.mcse(xr.Dataset({"b": (("chain", "draw", "k"), best)}), method="mean")["b"]
+    np.testing.assert_allclose(table.loc[model.systems_, "p_best_mcse"], want.values,
+                               rtol=1e-10, atol=1e-15)
+    joint = model.ranking(ci_prob=0.9, joint=True).set_index("system").loc[table.index]
+    assert (joint["rank_lower"] <= table["rank_lower"]).all()
+    assert (joint["rank_upper"] >= table["rank_upper"]).all()
+    inside = np.all((ranks >= joint.loc[model.systems_, "rank_lower"].to_numpy())
+                    & (ranks <= joint.loc[model.systems_, "rank_upper"].to_numpy()), axis=1)
+    assert inside.mean() >= 0.9
+
+
 def test_differences_and_win_table(hier_fits, systems_data):
     model = hier_fits["partial"]
     diff = model.differences()

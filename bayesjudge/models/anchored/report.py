@@ -25,17 +25,9 @@ from bayesjudge.models.anchored.likelihood import (
     ref_log_probs,
     softmax,
 )
-from bayesjudge.rank_sets import differences_table, simultaneous_rank_sets
+from bayesjudge.rank_sets import differences_table, rank_columns, rank_draws
 
 _OUTCOMES = np.array(OUTCOMES, dtype=object)
-
-
-def rank_draws(skill: np.ndarray) -> np.ndarray:
-    """Rank (1 = best) of every item per draw; ``skill`` is (draws, items)."""
-    order = np.argsort(-skill, axis=1, kind="stable")
-    ranks = np.empty_like(order)
-    np.put_along_axis(ranks, order, np.arange(1, skill.shape[1] + 1)[None, :], axis=1)
-    return ranks
 
 
 def reference_information(diff: np.ndarray, tie_logit, confusion=None, slope=None,
@@ -142,18 +134,12 @@ class AnchoredReports:
         check_ci_prob(ci_prob)
         point, draws = self._draws("skill")
         q = [(1 - ci_prob) / 2, (1 + ci_prob) / 2]
-        ranks = rank_draws(draws)
         out = pd.DataFrame({"item": np.asarray(self._state_["items"], dtype=object)})
         out["skill"] = point
         out["skill_lower"], out["skill_upper"] = np.quantile(draws, q, axis=0)
-        out["rank"] = rank_draws(point[None])[0]
-        if joint:
-            out["rank_lower"], out["rank_upper"] = simultaneous_rank_sets(ranks, ci_prob)
-        else:
-            out["rank_lower"] = np.quantile(ranks, q[0], axis=0, method="lower")
-            out["rank_upper"] = np.quantile(ranks, q[1], axis=0, method="higher")
-        out["p_best"] = (ranks == 1).mean(axis=0)
-        out["p_best_mcse"] = share_mcse(ranks == 1, self._posterior(), self.method_ == "map")
+        post, laplace = self._posterior(), self.method_ == "map"
+        out = out.assign(**rank_columns(point, draws, ci_prob, joint,
+                                        lambda hits: share_mcse(hits, post, laplace)))
         out["n_battles"], out["n_reference_votes"] = self._item_counts()
         _warn_items(out, out["n_reference_votes"] == 0,
                     "are in no battle the reference judged: their skills rest on the other "

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pytensor.tensor as pt
 
+from bayesjudge import rank_sets
 from bayesjudge.data.comparisons import Comparisons
 
 #: log-likelihood units stored in ``idata_`` at most (cells are pooled beyond it).
@@ -148,10 +149,7 @@ def rank_draws(skill: np.ndarray, group: np.ndarray) -> np.ndarray:
     """Rank (1 = best) of every cell within its group, per draw; skill is (draws, cells)."""
     ranks = np.empty(skill.shape, dtype=np.int64)
     for idx in pd.Series(np.arange(len(group))).groupby(group).indices.values():
-        order = np.argsort(-skill[:, idx], axis=1, kind="stable")
-        r = np.empty_like(order)
-        np.put_along_axis(r, order, np.arange(1, len(idx) + 1)[None, :], axis=1)
-        ranks[:, idx] = r
+        ranks[:, idx] = rank_sets.rank_draws(skill[:, idx])
     return ranks
 
 

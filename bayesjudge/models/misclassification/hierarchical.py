@@ -26,6 +26,7 @@ import pytensor.tensor as pt
 from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData
 from bayesjudge.data import DataValidationError, check_calibration_classes, check_ci_prob
 from bayesjudge.engine.diagnostics import share_mcse
+from bayesjudge.engine.laplace_check import warn_flagged
 from bayesjudge.models.misclassification.model import (
     OBS,
     PROBABILITIES,
@@ -44,6 +45,7 @@ from bayesjudge.models.misclassification.starts import (
     set_start,
 )
 from bayesjudge.priors import Prior
+from bayesjudge.rank_sets import rank_columns
 
 Pooling = Literal["partial", "complete", "none"]
 RATES = ("specificity", "sensitivity")
@@ -317,6 +319,43 @@ class HierarchicalMisclassificationModel(BayesianModel):
         return table.sort_values(
             ["system", "quantity"], key=_system_order(self.systems_), ignore_index=True
         )
+
+    def ranking(self, *, ci_prob: float = CI_PROB, joint: bool = False) -> pd.DataFrame:
+        """Leaderboard of the systems by bias-adjusted accuracy theta_k, with rank intervals.
+
+        Parameters
+        ----------
+        ci_prob : float
+            Mass of the intervals.
+        joint : bool
+            False: each system's marginal equal-tailed rank interval. True: simultaneous
+            rank sets, every rank in its set at once with posterior probability >=
+            ``ci_prob`` (:func:`bayesjudge.rank_sets.simultaneous_rank_sets`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per system sorted by ``rank`` (1 = highest accuracy): ``accuracy``
+            (MAP or posterior mean) with ``accuracy_lower``/``accuracy_upper``, ``rank``
+            with ``rank_lower``/``rank_upper``, ``p_best`` = P(theta_k is the largest) with
+            its Monte Carlo standard error ``p_best_mcse``; MAP fits add ``laplace_ok``.
+        """
+        self._check_fitted()
+        check_ci_prob(ci_prob)
+        draws = self._accuracy_draws()
+        point = (np.asarray(self.map_["accuracy"]) if self.method_ == "map"
+                 else draws.mean(axis=0))
+        post, laplace = self._posterior(), self.method_ == "map"
+        out = pd.DataFrame({"system": np.asarray(self.systems_, dtype=object),
+                            "accuracy": point})
+        out["accuracy_lower"], out["accuracy_upper"] = np.quantile(
+            draws, [(1 - ci_prob) / 2, (1 + ci_prob) / 2], axis=0)
+        out = out.assign(**rank_columns(point, draws, ci_prob, joint,
+                                        lambda hits: share_mcse(hits, post, laplace)))
+        if laplace:
+            out["laplace_ok"] = self.laplace_ok("accuracy")
+            warn_flagged(out, ["system"])
+        return out.sort_values("rank", kind="stable").reset_index(drop=True)
 
     def differences(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
         """Posterior of theta_a - theta_b for every pair of systems (a before b).
