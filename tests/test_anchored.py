@@ -13,7 +13,7 @@ from scipy.optimize import minimize
 
 import bayesjudge as bj
 from bayesjudge import DataValidationError
-from bayesjudge.data import show_values
+from bayesjudge.data import UnusedColumnWarning, show_values
 from bayesjudge.models.anchored.agreement import JudgeDependenceWarning
 from bayesjudge.models.anchored.report import reference_information
 from bayesjudge.models.anchored.simulate import simulate_battles
@@ -510,7 +510,9 @@ ARENA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arena_
 def test_arena_ppr_gpt4_and_human_map():
     table = pd.read_csv(ARENA, dtype=str).rename(columns={"item": "battle"})
     table = table[table["judge"].isin(["human", "gpt-4-0125-preview"])]
-    model = bj.AnchoredBT(random_seed=0, **PLAIN).fit(table)
+    # the file as shipped: its question id and Arena's raw winner are named, not used
+    with pytest.warns(UnusedColumnWarning, match=r"\['context', 'winner_raw'\]"):
+        model = bj.AnchoredBT(random_seed=0, **PLAIN).fit(table)
     assert len(model._fit_data.data["cell_count"]) < 3000  # 53,838 rows -> under 3,000 cells
     conf = model.judges().set_index(["reference_outcome", "verdict"])["estimate"]
     st = model._state_
@@ -636,8 +638,6 @@ def test_judge_without_reference_battles_and_pairs_without_shared_battles_are_sa
 
 def test_battles_table_columns_counts_and_polars(small_table):
     import polars as pl
-
-    from bayesjudge.data import UnusedColumnWarning
 
     with pytest.warns(UnusedColumnWarning, match="note"):
         bj.AnchoredBT(random_seed=0).fit(small_table.assign(note="x"))
