@@ -323,14 +323,9 @@ class HierarchicalMisclassificationModel(BayesianModel):
     def ranking(self, *, ci_prob: float = CI_PROB, joint: bool = False) -> pd.DataFrame:
         """Leaderboard of the systems by bias-adjusted accuracy theta_k, with rank intervals.
 
-        Parameters
-        ----------
-        ci_prob : float
-            Mass of the intervals.
-        joint : bool
-            False: each system's marginal equal-tailed rank interval. True: simultaneous
-            rank sets, every rank in its set at once with posterior probability >=
-            ``ci_prob`` (:func:`bayesjudge.rank_sets.simultaneous_rank_sets`).
+        ``ci_prob`` is the mass of the intervals; ``joint=True`` gives simultaneous rank
+        sets instead of marginal intervals, as every ``ranking()``
+        (:func:`bayesjudge.rank_sets.rank_columns`).
 
         Returns
         -------
