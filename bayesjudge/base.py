@@ -29,6 +29,7 @@ from bayesjudge.data.frames import as_pandas
 from bayesjudge.engine import MAPResult, Sampler, get_engine
 from bayesjudge.engine.diagnostics import check_convergence, summary_table
 from bayesjudge.engine.laplace_check import laplace_attrs, read_flags, warn_flagged
+from bayesjudge.lazy import import_subpackages
 from bayesjudge.persistence import (
     ModelFileError,
     read_model_file,
@@ -62,6 +63,7 @@ class NotFittedError(AttributeError):
 
 def registered_models() -> dict[str, type["BayesianModel"]]:
     """Every concrete model class, by name (the contract tests iterate over it)."""
+    import_subpackages("bayesjudge.models")  # every family registers its classes
     return dict(_REGISTRY)
 
 
@@ -364,9 +366,10 @@ class BayesianModel(ABC):
     def summarize(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
         """Posterior summary of the model parameters with equal-tailed intervals.
 
-        For MAP fits the table adds the ``map`` column (the optimum) and the
-        interval comes from the (importance-resampled) Laplace approximation;
-        ``laplace_ok`` is False, with a warning, where it cannot be trusted.
+        For MAP fits the table adds the ``map`` column (the optimum), the interval
+        and ``mcse_mean`` (sd / sqrt(n_eff), n_eff the importance weights' ESS) come
+        from the (importance-resampled) Laplace draws, and ``laplace_ok`` is False,
+        with a warning, where they cannot be trusted.
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
@@ -420,10 +423,10 @@ class BayesianModel(ABC):
         """
         tree, meta = read_model_file(path)
         name = meta["class"]
-        target = _REGISTRY.get(name)
+        target = registered_models().get(name)
         if target is None:
             raise ModelFileError(f"{path} holds an unknown model class {name!r}; known: "
-                                 f"{sorted(_REGISTRY)}.")
+                                 f"{sorted(registered_models())}.")
         if cls is not BayesianModel and target is not cls:
             raise TypeError(f"{path} holds a {name}, not a {cls.__name__}; use {name}.load.")
         warn_if_other_version(path, meta["version"], __version__)

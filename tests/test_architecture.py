@@ -23,6 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "bayesjudge"
 LAYERS = {
     "constants": 0, "priors": 0, "data": 0, "engine": 0, "structures": 0, "persistence": 0,
     "rank_sets": 0,  # numpy and pandas only: the models and the baselines use it
+    "lazy": 0,  # importlib only: the packages' attributes imported on first use
     "base": 1, "comparison": 1,
     "estimators": 2, "metrics": 2, "baselines": 2, "rewards": 2,
     "models": 3,

@@ -18,7 +18,6 @@ import traceback
 import warnings
 from pathlib import Path
 
-from bayesjudge import DavidsonAggregator
 from bayesjudge.cli.calibrate import add_calibrate_parsers
 from bayesjudge.cli.files import (
     FILES_HELP,
@@ -33,19 +32,21 @@ from bayesjudge.cli.report import EPILOG_REPORT, run_report
 from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data import DataValidationError
 from bayesjudge.data.lookalikes import warn_near_matches
-from bayesjudge.engine import (
+from bayesjudge.engine.messages import (
+    NOT_CONVERGED_ADVICE,
+    ConvergenceWarning,
+    FitError,
+    progress_log,
+)
+from bayesjudge.engine.nuts_settings import (
+    MAX_CHAINS,
     MIN_CHAINS,
     MIN_DRAWS,
     MIN_TUNE,
-    ConvergenceWarning,
-    FitError,
+    available_cores,
+    check_cores,
     check_nuts_settings,
 )
-from bayesjudge.engine.nuts_settings import MAX_CHAINS, available_cores, check_cores
-from bayesjudge.engine.optim import NOT_CONVERGED_ADVICE
-from bayesjudge.engine.samplers import progress_log
-from bayesjudge.estimators import BoundaryWarning
-from bayesjudge.models.misclassification.model import IdentifiabilityWarning
 
 PCT = f"{100 * CI_PROB:g}%"
 
@@ -137,6 +138,8 @@ def _check_demo(args: argparse.Namespace) -> None:
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
+    from bayesjudge import DavidsonAggregator  # PyMC: only once the arguments are checked
+
     votes = read_table(args.votes, "votes")
     labels = read_table(args.calibration, "calibration")
     if "item" in votes.columns and "item" in labels.columns:  # (else validation says so)
@@ -292,6 +295,9 @@ _FULL_POSTERIOR = {"aggregate": "--method nuts", "rank": "--method nuts",
 
 def _advice(category: type[Warning], text: str, args: argparse.Namespace) -> str:
     """What the CLI user can do about a library warning (no flag sets priors)."""
+    from bayesjudge.estimators import BoundaryWarning  # (imported by the command that warned)
+    from bayesjudge.models.misclassification.model import IdentifiabilityWarning
+
     data = _MORE_DATA.get(args.command, "calibration labels")
     if issubclass(category, ConvergenceWarning) and "NUTS" in text:
         if args.command == "demo":

@@ -16,12 +16,11 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from bayesjudge import TemperatureScaling
-from bayesjudge.baselines.calibration import BatchCalibration, ContextualCalibration
 from bayesjudge.cli.files import FILES_HELP, UsageError, check_output_file, read_table
 from bayesjudge.cli.scoring import (
     EPILOG_METRICS,
@@ -42,7 +41,9 @@ from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, show_values
 from bayesjudge.data.annotations import AnnotationCounts
 from bayesjudge.data.lookalikes import warn_near_matches
-from bayesjudge.metrics.table import metric_table
+
+if TYPE_CHECKING:
+    from bayesjudge import TemperatureScaling
 
 METHODS = ("temperature", "contextual", "batch")
 
@@ -248,6 +249,10 @@ def calibrate_table(pred: pd.DataFrame, counts: AnnotationCounts, labelled: np.n
     notes : list of str
         The fitted calibration of each judge, for printing.
     """
+    # imported here, not at the top: `bayesjudge --help` and argument errors need no PyMC
+    from bayesjudge import TemperatureScaling
+    from bayesjudge.baselines.calibration import BatchCalibration, ContextualCalibration
+
     prob = pred["prob"].to_numpy(float)
     has_swap = "prob_swapped" in pred.columns
     swapped = pred["prob_swapped"].to_numpy(float) if has_swap else None
@@ -326,6 +331,9 @@ def _fitted(model: TemperatureScaling, level: float) -> str:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """``bayesjudge calibrate`` once its arguments are checked."""
+    # imported here, not at the top: `bayesjudge --help` and argument errors need no PyMC
+    from bayesjudge.metrics.table import metric_table
+
     pred = read_predictions(args.predictions)
     counts, _ = read_labels(args.labels)
     labelled = labelled_rows(pred, counts, args.labels)

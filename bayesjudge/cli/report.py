@@ -19,9 +19,6 @@ from bayesjudge.cli.files import FILES_HELP, read_table
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, validate_misclassification
 from bayesjudge.data.lookalikes import warn_near_matches
-from bayesjudge.estimators import BoundaryWarning, lang_reiczigel_interval, wilson_interval
-from bayesjudge.models.misclassification.hierarchical import HierarchicalMisclassificationModel
-from bayesjudge.models.misclassification.model import MisclassificationModel
 
 PCT = f"{100 * CI_PROB:g}%"
 
@@ -126,6 +123,13 @@ def report_table(
     if not (isinstance(level, (int, float)) and 0.5 < level < 1):
         raise DataValidationError(f"level must lie in (0.5, 1), got {level!r}. "
                                   f"Fix: e.g. level={CI_PROB}.")
+    # imported here, not at the top: `bayesjudge --help` and argument errors need no PyMC
+    from bayesjudge.estimators import BoundaryWarning, lang_reiczigel_interval, wilson_interval
+    from bayesjudge.models.misclassification import (
+        HierarchicalMisclassificationModel,
+        MisclassificationModel,
+    )
+
     if method not in ("closed-form", "bayes"):
         raise DataValidationError(f"method must be 'closed-form' or 'bayes', got {method!r}.")
     if not by_system:

@@ -19,7 +19,6 @@ import math
 import numpy as np
 import pandas as pd
 
-from bayesjudge import PreferenceDistribution, alignment_error
 from bayesjudge.cli.files import FILES_HELP, read_table
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, show_rows, show_values
@@ -29,7 +28,6 @@ from bayesjudge.data.annotations import (
     validate_judge_outputs,
 )
 from bayesjudge.data.lookalikes import warn_near_matches
-from bayesjudge.metrics.table import metric_table
 
 MIN_BOOT = 100  # fewer resamples cannot place the tails of a 95% interval
 
@@ -185,6 +183,10 @@ def judge_metrics(pred: pd.DataFrame, counts: AnnotationCounts, multi: bool, *,
         ``judge, metric, estimate, lower, upper, n_items``, judges in
         first-appearance order.
     """
+    # imported here, not at the top: `bayesjudge --help` and argument errors need no PyMC
+    from bayesjudge import PreferenceDistribution, alignment_error
+    from bayesjudge.metrics.table import metric_table
+
     table = metric_table(pred, counts, n_boot=n_boot, ci_prob=level, random_seed=seed)
     if not multi:
         return table

@@ -33,21 +33,43 @@ data and coords) -> one route -> back to ``fit``, which runs
 :func:`~bayesjudge.engine.diagnostics.check_convergence`.
 """
 
-from bayesjudge.engine.compiled import Engine, clear_cache, compilations, get_engine
-from bayesjudge.engine.density import Density
-from bayesjudge.engine.diagnostics import ESS_MIN, RHAT_MAX, check_convergence
-from bayesjudge.engine.laplace import MAPResult
-from bayesjudge.engine.messages import ConvergenceWarning, FitError, warn_user
-from bayesjudge.engine.nuts_settings import (
-    MIN_CHAINS,
-    MIN_DRAWS,
-    MIN_TUNE,
-    SAMPLERS,
-    Sampler,
-    check_cores,
-    check_nuts_settings,
-    check_sampler,
-)
+from typing import TYPE_CHECKING
+
+from bayesjudge.lazy import lazy_exports
+
+#: Public names and their modules, imported on first use (:mod:`bayesjudge.lazy`):
+#: ``from bayesjudge.engine.nuts_settings import MIN_DRAWS`` does not compile anything or
+#: import PyMC (the command line checks its arguments before any of that).
+_EXPORTS = {
+    **dict.fromkeys(["Engine", "clear_cache", "compilations", "get_engine"],
+                    "bayesjudge.engine.compiled"),
+    "Density": "bayesjudge.engine.density",
+    **dict.fromkeys(["ESS_MIN", "RHAT_MAX", "check_convergence"],
+                    "bayesjudge.engine.diagnostics"),
+    "MAPResult": "bayesjudge.engine.laplace",
+    **dict.fromkeys(["ConvergenceWarning", "FitError", "warn_user"],
+                    "bayesjudge.engine.messages"),
+    **dict.fromkeys(["MIN_CHAINS", "MIN_DRAWS", "MIN_TUNE", "SAMPLERS", "Sampler", "check_cores",
+                     "check_nuts_settings", "check_sampler"], "bayesjudge.engine.nuts_settings"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
+
+if TYPE_CHECKING:  # the same names for type checkers (tests/test_lazy_imports.py)
+    from bayesjudge.engine.compiled import Engine, clear_cache, compilations, get_engine
+    from bayesjudge.engine.density import Density
+    from bayesjudge.engine.diagnostics import ESS_MIN, RHAT_MAX, check_convergence
+    from bayesjudge.engine.laplace import MAPResult
+    from bayesjudge.engine.messages import ConvergenceWarning, FitError, warn_user
+    from bayesjudge.engine.nuts_settings import (
+        MIN_CHAINS,
+        MIN_DRAWS,
+        MIN_TUNE,
+        SAMPLERS,
+        Sampler,
+        check_cores,
+        check_nuts_settings,
+        check_sampler,
+    )
 
 __all__ = [
     "ESS_MIN", "MIN_CHAINS", "MIN_DRAWS", "MIN_TUNE", "RHAT_MAX", "SAMPLERS",

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 from pathlib import Path
 
-__all__ = ["ConvergenceWarning", "FitError", "warn_user"]
+__all__ = ["NOT_CONVERGED_ADVICE", "ConvergenceWarning", "FitError", "progress_log", "warn_user"]
+
+#: The sampler's stages ("sampling 4 chains ...", "sampled in 3.2 s") are logged here at
+#: INFO; the command line shows them on stderr, a library user by configuring logging.
+progress_log = logging.getLogger("bayesjudge.progress")
+#: The MAP ConvergenceWarning's advice (the command line replaces it with its own options).
+NOT_CONVERGED_ADVICE = (" Try more data, method='nuts', or, if you set priors, the default "
+                        "ones (priors=None).")
 
 
 class ConvergenceWarning(UserWarning):

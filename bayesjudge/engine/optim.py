@@ -19,7 +19,12 @@ import numpy as np
 from scipy import optimize
 
 from bayesjudge.engine.density import Density
-from bayesjudge.engine.messages import ConvergenceWarning, FitError, warn_user
+from bayesjudge.engine.messages import (
+    NOT_CONVERGED_ADVICE,
+    ConvergenceWarning,
+    FitError,
+    warn_user,
+)
 
 #: Options of every L-BFGS-B fit (tight: MAP with flat priors must equal a reference MLE).
 #: ``maxcor`` 30 (scipy's default is 10): a longer curvature memory for the ill-conditioned
@@ -33,9 +38,6 @@ MAX_STEP = 5.0
 NEWTON_MAX_PARAMS = 16
 #: Newton stops once the predicted gain g' (-H)^-1 g / 2 is below this times max(1, |logp|).
 GAIN_TOL = 1e-12
-#: The ConvergenceWarning's advice (the command line replaces it with its own options).
-NOT_CONVERGED_ADVICE = (" Try more data, method='nuts', or, if you set priors, the default "
-                        "ones (priors=None).")
 #: L-BFGS-B restarts of a MAP fit that stopped with a gradient above :func:`gradient_tol`.
 MAX_RESTARTS = 3
 

@@ -33,7 +33,6 @@ posterior (:mod:`bayesjudge.engine.interrupts`). Stages are logged to ``bayesjud
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -46,6 +45,7 @@ import xarray as xr
 
 from bayesjudge.engine import interrupts
 from bayesjudge.engine.density import Density
+from bayesjudge.engine.messages import progress_log
 from bayesjudge.engine.nuts_settings import (
     Sampler,
     available_cores,
@@ -54,9 +54,6 @@ from bayesjudge.engine.nuts_settings import (
     check_sampler,
 )
 
-#: The sampler's stages ("sampling 4 chains ...", "sampled in 3.2 s") are logged here at
-#: INFO; the command line shows them on stderr, a library user by configuring logging.
-progress_log = logging.getLogger("bayesjudge.progress")
 #: Cores assumed by sampler="auto"'s route choice when ``cores`` is not given, so the
 #: route (and the draws) do not depend on the machine's CPU count.
 ROUTE_CORES = 2

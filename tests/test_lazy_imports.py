@@ -1,0 +1,103 @@
+"""``import bayesjudge`` and the command's argument checks import no PyMC (bayesjudge.lazy).
+
+Each check runs in a fresh interpreter: this test process has imported everything.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import bayesjudge as bj
+import bayesjudge.engine as engine
+from bayesjudge.base import BayesianModel, registered_models
+
+PACKAGE = Path(bj.__file__).parent
+#: what a light import must not load (seconds of imports, compilation caches)
+HEAVY = ("pymc", "pytensor", "arviz", "nutpie", "numba", "xarray", "scipy.stats")
+
+
+def _fresh(code: str) -> dict:
+    """Run ``code`` in a new interpreter; it prints one JSON value as its last line."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, cwd=PACKAGE.parent)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+LOADED = f"[m for m in {HEAVY!r} if m in sys.modules]"  # an expression of the child
+
+
+def test_import_bayesjudge_is_light():
+    assert _fresh(f"import json, sys\nimport bayesjudge\nprint(json.dumps({LOADED}))") == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["--help"], ["--version"], ["rank", "--help"], ["report", "--help"],
+    ["rank", "in.csv", "--out", "out.csv", "--level", "2"],  # an argument error
+    ["rank", "in.csv", "--out", "/no/such/folder/out.csv"],  # an output path error
+    ["calibrate", "p.csv", "--labels", "l.csv", "--out", "o.csv", "--cores", "0"],
+], ids=lambda a: " ".join(a))
+def test_the_command_checks_its_arguments_without_pymc(argv):
+    code = ("import contextlib, io, json, sys\nfrom bayesjudge.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()), "
+            "contextlib.redirect_stderr(io.StringIO()) as err:\n"
+            f"    status = main({argv!r})\n"
+            f"print(json.dumps([status, err.getvalue(), {LOADED}]))")
+    status, err, loaded = _fresh(code)
+    assert status in (0, 2), err
+    assert loaded == [], f"{argv}: {loaded} imported before the arguments were checked"
+    if status == 2:
+        assert err.startswith("error: ") and err.count("\n") == 1, err
+
+
+def test_the_registry_is_complete_after_a_plain_import():
+    # bj.load / BayesianModel.load read the class from it: no model may be missing
+    # just because nothing imported its family yet.
+    names = _fresh("import json\nfrom bayesjudge.base import registered_models\n"
+                   "print(json.dumps(sorted(registered_models())))")
+    models = sorted(n for n in bj.__all__ if isinstance(getattr(bj, n), type)
+                    and issubclass(getattr(bj, n), BayesianModel)
+                    and getattr(bj, n) is not BayesianModel)
+    assert set(models) <= set(names)
+    assert names == sorted(n for n in registered_models() if n in names)
+
+
+def _type_checking_imports(path: Path) -> dict[str, str]:
+    """name -> module of the imports under ``if TYPE_CHECKING:`` in ``path``."""
+    tree = ast.parse(path.read_text())
+    block = next(n for n in tree.body if isinstance(n, ast.If)
+                 and getattr(n.test, "id", None) == "TYPE_CHECKING")
+    out = {}
+    for node in block.body:
+        for alias in node.names:
+            name = alias.asname or alias.name
+            out[name] = (f"{node.module}.{name}" if node.module == "bayesjudge"
+                         and alias.name in ("metrics", "rewards") else node.module)
+    return out
+
+
+@pytest.mark.parametrize("package", [bj, engine], ids=["bayesjudge", "bayesjudge.engine"])
+def test_lazy_names_are_the_public_names_and_resolve(package):
+    exports = package._EXPORTS
+    init = Path(package.__file__)
+    assert _type_checking_imports(init) == exports  # what type checkers see is what loads
+    names = {n for n, m in exports.items() if not m.endswith(f".{n}")}  # not subpackages
+    assert names <= set(package.__all__) <= names | {"CI_PROB", "__version__"}
+    assert set(package.__all__) <= set(dir(package))
+    for name, module in exports.items():
+        value = getattr(package, name)
+        defining = sys.modules[module]
+        assert value is (defining if module.endswith(f".{name}") else getattr(defining, name))
+
+
+def test_unknown_names_and_submodules():
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        bj.no_such_name  # noqa: B018
+    assert bj.datasets is sys.modules["bayesjudge.datasets"]  # a submodule, as eagerly
+    assert engine.laplace is sys.modules["bayesjudge.engine.laplace"]
