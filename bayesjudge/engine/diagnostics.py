@@ -124,11 +124,12 @@ def summary_table(post: xr.Dataset, var_names: list[str], ci_prob: float,
     batch = diagnostics and all(_batchable(b) for b in blocks)
     kind = "all" if diagnostics and not batch else "stats"
     with np.errstate(divide="ignore", invalid="ignore"):  # a constant's R-hat: NaN in the table
-        # One variable at a time: ArviZ 1.3's summary of several variables flattens a
-        # variable in the order of the dimensions as they first appear in the dataset,
-        # but labels its rows in the variable's own order: with skill (item) before
-        # judge_item_bias (judge, item), every judge_item_bias row got another element's
-        # numbers (tests/test_contract.py checks each row against its element's draws).
+        # One variable at a time: ArviZ 1.3's (arviz-stats 1.3.3) summary of several
+        # variables flattens a variable in the order of the dimensions as they first
+        # appear in the dataset, but labels its rows in the variable's own order: with
+        # skill (item) before judge_item_bias (judge, item), every judge_item_bias row got
+        # another element's numbers (tests/test_contract.py checks each row against its
+        # element's draws).
         table = pd.concat([az.summary(post, var_names=[name], ci_prob=ci_prob, ci_kind="eti",
                                       kind=kind, round_to="none") for name in var_names])
         if batch:
