@@ -609,7 +609,8 @@ def test_compare_refuses_same_labels_with_different_votes(davidson_data, davidso
 def test_summarize_map(davidson_map_flat):
     table = davidson_map_flat.summarize()
     assert list(table.index) == ["margin_scale", "tie_logit"]
-    assert list(table.columns) == ["map", "mean", "sd", "eti95_lb", "eti95_ub", "laplace_ok"]
+    assert list(table.columns) == ["map", "mean", "sd", "eti95_lb", "eti95_ub", "mcse_mean",
+                                   "laplace_ok"]
     np.testing.assert_allclose(table["map"].to_numpy(), _params(davidson_map_flat), atol=0)
     assert (table["eti95_lb"] < table["map"]).all() and (table["map"] < table["eti95_ub"]).all()
 
