@@ -1,4 +1,5 @@
-"""``import bayesjudge`` and the command's argument checks import no PyMC (bayesjudge.lazy).
+"""``import bayesjudge`` and the command's argument checks import no PyMC, numpy or pandas
+(bayesjudge.lazy, bayesjudge.data.vocabulary).
 
 Each check runs in a fresh interpreter: this test process has imported everything.
 """
@@ -14,12 +15,14 @@ from pathlib import Path
 import pytest
 
 import bayesjudge as bj
+import bayesjudge.data as data
 import bayesjudge.engine as engine
 from bayesjudge.base import BayesianModel, registered_models
 
 PACKAGE = Path(bj.__file__).parent
-#: what a light import must not load (seconds of imports, compilation caches)
-HEAVY = ("pymc", "pytensor", "arviz", "nutpie", "numba", "xarray", "scipy.stats")
+#: what a light import must not load (seconds of imports, compilation caches); numpy and
+#: pandas alone take ~0.6 s, which the command's help and argument errors do without too
+HEAVY = ("pymc", "pytensor", "arviz", "nutpie", "numba", "xarray", "scipy", "pandas", "numpy")
 
 
 def _fresh(code: str) -> dict:
@@ -39,9 +42,15 @@ def test_import_bayesjudge_is_light():
 
 @pytest.mark.parametrize("argv", [
     ["--help"], ["--version"], ["rank", "--help"], ["report", "--help"],
+    ["calibrate", "--help"], ["metrics", "--help"], ["aggregate", "--help"], ["demo", "--help"],
     ["rank", "in.csv", "--out", "out.csv", "--level", "2"],  # an argument error
     ["rank", "in.csv", "--out", "/no/such/folder/out.csv"],  # an output path error
+    ["rank", "in.csv", "--out", "o.csv", "--model", "ordinal", "--levels", "a"],
     ["calibrate", "p.csv", "--labels", "l.csv", "--out", "o.csv", "--cores", "0"],
+    ["metrics", "p.csv", "--labels", "l.csv", "--boot", "5"],
+    ["report", "j.csv", "--calibration", "c.csv", "--level", "95"],
+    ["aggregate", "v.csv", "--calibration", "l.csv", "--out", "o.csv", "--alpha", "0"],
+    ["demo", "--splits", "1"],
 ], ids=lambda a: " ".join(a))
 def test_the_command_checks_its_arguments_without_pymc(argv):
     code = ("import contextlib, io, json, sys\nfrom bayesjudge.cli import main\n"
@@ -82,7 +91,8 @@ def _type_checking_imports(path: Path) -> dict[str, str]:
     return out
 
 
-@pytest.mark.parametrize("package", [bj, engine], ids=["bayesjudge", "bayesjudge.engine"])
+@pytest.mark.parametrize("package", [bj, engine, data],
+                         ids=["bayesjudge", "bayesjudge.engine", "bayesjudge.data"])
 def test_lazy_names_are_the_public_names_and_resolve(package):
     exports = package._EXPORTS
     init = Path(package.__file__)

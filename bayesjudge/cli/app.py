@@ -18,7 +18,7 @@ import traceback
 import warnings
 from pathlib import Path
 
-from bayesjudge.cli.calibrate import add_calibrate_parsers
+from bayesjudge.cli.calibrate_options import add_calibrate_parsers
 from bayesjudge.cli.files import (
     FILES_HELP,
     UsageError,
@@ -30,8 +30,7 @@ from bayesjudge.cli.files import (
 from bayesjudge.cli.rank import add_rank_parser
 from bayesjudge.cli.report import EPILOG_REPORT, run_report
 from bayesjudge.constants import CI_PROB, __version__
-from bayesjudge.data import DataValidationError
-from bayesjudge.data.lookalikes import warn_near_matches
+from bayesjudge.data.messages import DataValidationError
 from bayesjudge.engine.messages import (
     NOT_CONVERGED_ADVICE,
     ConvergenceWarning,
@@ -139,6 +138,7 @@ def _check_demo(args: argparse.Namespace) -> None:
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
     from bayesjudge import DavidsonAggregator  # PyMC: only once the arguments are checked
+    from bayesjudge.data.lookalikes import warn_near_matches
 
     votes = read_table(args.votes, "votes")
     labels = read_table(args.calibration, "calibration")

@@ -14,10 +14,12 @@ import os
 import re
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+from bayesjudge.data.vocabulary import ID_COLUMNS, LINE_INDEX
 
-from bayesjudge.data import ID_COLUMNS, LINE_INDEX, check_header_rows
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class UsageError(Exception):
@@ -117,6 +119,10 @@ def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = (),
     if dup:
         raise UsageError(f"{where} names column(s) {dup} more than once in its header; "
                          f"rename or drop the duplicates.")
+    import pandas as pd  # (here: the command's parser and checks do without pandas)
+
+    from bayesjudge.data.schema import check_header_rows
+
     extra = list(ids)
     ids = [c for c in names if c in ID_COLUMNS or c in ids]
     try:
@@ -151,6 +157,8 @@ def _file_lines(path: Path, sep: str, n_rows: int) -> pd.Index:
     blank lines (skipped by the reader) or quoted values spanning lines; then the
     lines are counted record by record.
     """
+    import pandas as pd
+
     with open(path, "rb") as fh:
         raw = fh.read()
     if b'"' not in raw and not _BLANK_LINE.search(raw.rstrip()):
@@ -187,6 +195,8 @@ def _split_header(header: str, sep: str) -> list[str]:
 
 def _decimal_commas(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """Semicolon/tab files: read text columns with decimal commas (0,75) as numbers."""
+    import pandas as pd
+
     for col in columns:
         if not pd.api.types.is_string_dtype(df[col]):  # "str" (pandas 3) or object
             continue

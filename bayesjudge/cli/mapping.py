@@ -9,11 +9,13 @@ checked against the file's header as soon as it is read.
 from __future__ import annotations
 
 import argparse
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from bayesjudge.cli.files import UsageError
-from bayesjudge.data.arena import ARENA_COLUMNS, COLUMN_ROLES, ONE_JUDGE, comparisons_table
+from bayesjudge.data.vocabulary import ARENA_COLUMNS, COLUMN_ROLES, ONE_JUDGE
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MAPPING_HELP = """\
 your own column names and labels (a Chatbot Arena export needs neither)
@@ -96,6 +98,8 @@ def map_comparisons(df: pd.DataFrame, args: argparse.Namespace, path: str):
             raise UsageError(f"--columns names column(s) {missing} that {path!r} does not "
                              f"have; its columns are {list(df.columns)}. Fix: use those "
                              f"names on the left of each THEIRS=ROLE.")
+    from bayesjudge.data.arena import comparisons_table
+
     out = comparisons_table(df, columns=args.columns, outcomes=args.outcomes)
     notes = []
     if args.columns is None and {"model_a", "model_b"} <= set(df.columns) \

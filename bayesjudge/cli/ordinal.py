@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from bayesjudge.cli.files import UsageError
-from bayesjudge.data.graded import DEFAULT_LEVELS, check_levels
+from bayesjudge.data.vocabulary import DEFAULT_LEVELS, check_levels
 
 EPILOG_ORDINAL = """\
   ordinal      graded verdicts (OrdinalBT): outcome holds one of --levels, listed from the

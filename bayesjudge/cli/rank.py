@@ -13,8 +13,6 @@ import argparse
 import sys
 import warnings
 
-import numpy as np
-
 from bayesjudge.cli.files import (
     FILES_HELP,
     UsageError,
@@ -38,7 +36,6 @@ from bayesjudge.cli.ordinal import (
     check_ordinal,
 )
 from bayesjudge.constants import CI_PROB
-from bayesjudge.data.comparisons import BattleContextWarning
 
 PCT = f"{100 * CI_PROB:g}%"
 
@@ -247,6 +244,8 @@ def add_tie_columns(model, judges, level: float):
         judges["tie_logit"] = point
         judges["tie_logit_lower"] = row[next(c for c in table if c.endswith("_lb"))]
         judges["tie_logit_upper"] = row[next(c for c in table if c.endswith("_ub"))]
+    import numpy as np
+
     for suffix in ("", "_lower", "_upper"):
         nu = np.exp(judges[f"tie_logit{suffix}"].to_numpy(float))
         judges[f"p_tie_equal{suffix}"] = nu / (2.0 + nu)
@@ -265,6 +264,8 @@ def run_rank(args: argparse.Namespace) -> int:
     if args.kind is None:  # follow the file: outcomes are hard, probabilities soft
         args.kind = "hard" if "outcome" in comparisons.columns else "soft"
     model = build_model(args)
+    from bayesjudge.data.comparisons import BattleContextWarning
+
     with warnings.catch_warnings():
         # a ranking per battle is no ranking: refused before any fitting (validation warns)
         warnings.simplefilter("error", BattleContextWarning)

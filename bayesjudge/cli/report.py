@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from bayesjudge.cli.files import FILES_HELP, read_table
 from bayesjudge.constants import CI_PROB
-from bayesjudge.data import DataValidationError, validate_misclassification
-from bayesjudge.data.lookalikes import warn_near_matches
+from bayesjudge.data.messages import DataValidationError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PCT = f"{100 * CI_PROB:g}%"
 
@@ -124,6 +124,11 @@ def report_table(
         raise DataValidationError(f"level must lie in (0.5, 1), got {level!r}. "
                                   f"Fix: e.g. level={CI_PROB}.")
     # imported here, not at the top: `bayesjudge --help` and argument errors need no PyMC
+    # (nor numpy or pandas)
+    import numpy as np
+    import pandas as pd
+
+    from bayesjudge.data import validate_misclassification
     from bayesjudge.estimators import BoundaryWarning, lang_reiczigel_interval, wilson_interval
     from bayesjudge.models.misclassification import (
         HierarchicalMisclassificationModel,
@@ -207,6 +212,8 @@ def _closed_form_hint(exc: DataValidationError, row, by_system: bool) -> str:
 
 def format_report(table: pd.DataFrame, method: str, level: float) -> str:
     """The printed table: rounded numbers, a ``!`` column of marks and their footnotes."""
+    import pandas as pd
+
     pct = f"{100 * level:g}%"
     what = ("closed form: Rogan-Gladen estimate, Lang-Reiczigel interval; Wilson intervals "
             "for q0, q1" if method == "closed-form"
@@ -235,6 +242,8 @@ def format_report(table: pd.DataFrame, method: str, level: float) -> str:
 
 def run_report(args: argparse.Namespace) -> int:
     """``bayesjudge report`` once its arguments are checked."""
+    from bayesjudge.data.lookalikes import warn_near_matches
+
     judgments = read_table(args.judgments, "judgments")
     calibration = read_table(args.calibration, "calibration")
     for col, fix in (("system", "write each system the same way in both files"),

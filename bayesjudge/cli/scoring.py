@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from bayesjudge.cli.files import FILES_HELP, read_table
+from bayesjudge.cli.files import read_table
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, show_rows, show_values
 from bayesjudge.data.annotations import (
@@ -28,43 +28,6 @@ from bayesjudge.data.annotations import (
     validate_judge_outputs,
 )
 from bayesjudge.data.lookalikes import warn_near_matches
-
-MIN_BOOT = 100  # fewer resamples cannot place the tails of a 95% interval
-
-INPUTS_HELP = """\
-file formats
-  PREDICTIONS.csv  the judge's outputs, one row per item (per judge and item):
-                   item,prob  with prob = P(B better) in [0, 1]; optional columns
-                   prob_swapped (P(A better) from the prompt with A and B swapped;
-                   empty where an item was judged in one order only) and judge
-                   (several judges: each is calibrated and scored on its own)
-  ANNOTATIONS.csv  human labels, one row per annotator and item:
-                   item,annotator,label  (label A, B or tie; or 1 = B better,
-                   0 = A better), or one label per item: item,label
-"""
-TABLE_HELP = """\
-  metric table (Li et al. 2025, appendix C.1 and Section 5.2), per judge, on the
-  PREDICTIONS rows whose item has labels: mse (to p-hat, the annotators' share
-  of B with a tie as half), agreement and macro precision / recall / f1 of the
-  verdict (B if prob > 0.5, A if < 0.5, tie at 0.5) with the majority label over
-  A / tie / B, ece (10 bins)
-  and brier against the majority label (items with a tied majority left out),
-  and with prob_swapped consistency and abs_symmetry_deviation E|prob +
-  prob_swapped - 1|; each with a percentile-bootstrap interval over items.
-"""
-
-EPILOG_METRICS = INPUTS_HELP + """
-output (printed, and written to --out as CSV: judge,metric,estimate,lower,upper,n_items)
-""" + TABLE_HELP + """\
-  With several annotators per item, also alignment_error: the noise-corrected
-  E[(prob - p*)^2] against the preference distribution p* (a hierarchical
-  Beta-binomial fitted to the annotations, MAP), with its interval, and
-  noise_floor, the part of mse that no judge can remove (Lemma 2).
-
-%(files)s
-example
-  bayesjudge metrics predictions.csv --labels annotations.csv --out table.csv
-""" % {"files": FILES_HELP}
 
 
 def read_labels(path: str) -> tuple[AnnotationCounts, bool]:

@@ -33,7 +33,8 @@ import pandas as pd
 
 from bayesjudge.data.counts import COUNT, apply_counts, warn_unused_columns
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
-from bayesjudge.data.schema import check_no_missing, label_key, require_frame
+from bayesjudge.data.schema import check_no_missing, require_frame
+from bayesjudge.data.vocabulary import label_key
 
 __all__ = [
     "OUTCOME_LABELS",

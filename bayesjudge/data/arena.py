@@ -30,19 +30,17 @@ import pandas as pd
 from bayesjudge.data.counts import INFO_COLUMNS, mark_info_columns
 from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
-from bayesjudge.data.schema import label_key
+from bayesjudge.data.vocabulary import (
+    ARENA_COLUMNS,
+    ARENA_OUTCOMES,
+    COLUMN_ROLES,
+    ONE_JUDGE,
+    label_key,
+)
 
 __all__ = ["ARENA_COLUMNS", "ARENA_OUTCOMES", "COLUMN_ROLES", "ONE_JUDGE",
            "comparisons_table", "from_arena"]
 
-ONE_JUDGE = "(one judge)"
-"""The judge id of every row of a comparisons table without a ``judge`` column."""
-ARENA_COLUMNS = {"model_a": "left", "model_b": "right", "winner": "outcome"}
-"""Chatbot Arena's columns and the comparisons columns they become."""
-ARENA_OUTCOMES = {"model_a": "left", "model_b": "right", "tie": "tie", "tie (bothbad)": "tie"}
-"""Chatbot Arena's ``winner`` values and the outcomes they become (both ties are ties)."""
-COLUMN_ROLES = ("judge", "left", "right", "outcome", "prob", "context", "aspect", "n", "battle")
-"""What a column can be mapped to (``columns={"their_name": role}``)."""
 _OUTCOMES = ("left", "right", "tie")
 
 

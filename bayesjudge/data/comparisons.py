@@ -35,7 +35,8 @@ from scipy.sparse.csgraph import connected_components
 from bayesjudge.data.arena import COLUMN_ROLES, ONE_JUDGE, comparisons_table
 from bayesjudge.data.counts import apply_counts, warn_unused_columns
 from bayesjudge.data.messages import PACKAGE_DIR, DataValidationError, show_rows, show_values
-from bayesjudge.data.schema import label_key, require_frame
+from bayesjudge.data.schema import require_frame
+from bayesjudge.data.vocabulary import label_key
 
 __all__ = ["COMPARISON_OUTCOMES", "Comparisons", "validate_comparisons"]
 

@@ -26,41 +26,12 @@ from bayesjudge.data.arena import comparisons_table
 from bayesjudge.data.comparisons import COMPARISON_OUTCOMES, Comparisons, collapse_rows
 from bayesjudge.data.counts import apply_counts
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
-from bayesjudge.data.schema import label_key, require_frame
+from bayesjudge.data.schema import require_frame
+from bayesjudge.data.vocabulary import DEFAULT_LEVELS, check_levels, label_key
 
 __all__ = ["DEFAULT_LEVELS", "check_levels", "collapse_levels", "three_way", "validate_graded"]
 
-DEFAULT_LEVELS = ("B>>A", "B>A", "A=B", "A>B", "A>>B")
-"""Arena-Hard's verdict labels with A = left, from the strongest preference for right."""
 _NAME = "comparisons"
-
-
-def check_levels(levels) -> tuple[str, ...]:
-    """``levels`` as a tuple of labels (None: :data:`DEFAULT_LEVELS`), or a ValueError.
-
-    At least two distinct labels (after :func:`~bayesjudge.data.schema.label_key`),
-    each a non-empty string.
-    """
-    if levels is None:
-        return DEFAULT_LEVELS
-    if isinstance(levels, str) or not hasattr(levels, "__iter__"):
-        raise ValueError(f"levels must be a list of labels such as {list(DEFAULT_LEVELS)} "
-                         f"(strongest preference for right first), got {levels!r}")
-    out = tuple(levels)
-    bad = [v for v in out if not isinstance(v, str) or not v.strip()]
-    if bad:
-        raise ValueError(f"levels must be non-empty strings; got {show_values(bad)} in "
-                         f"{list(out)}")
-    keys = [label_key(v) for v in out]
-    dup = sorted({v for v, k in zip(out, keys) if keys.count(k) > 1})
-    if dup:
-        raise ValueError(f"levels {show_values(dup)} are the same label (letter case and "
-                         f"surrounding spaces are ignored); each level must be listed once: "
-                         f"{list(out)}")
-    if len(out) < 2:
-        raise ValueError(f"levels needs at least 2 labels (strongest preference for right "
-                         f"first), got {list(out)}")
-    return out
 
 
 def three_way(n_levels: int) -> np.ndarray:

@@ -9,21 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-import numpy as np
+from bayesjudge.data.vocabulary import ID_COLUMNS, LINE_INDEX
 
 __all__ = ["ID_COLUMNS", "LINE_INDEX", "PACKAGE_DIR", "DataValidationError", "show_rows",
            "show_values"]
 
-ID_COLUMNS = ("item", "system", "judge", "annotator", "context", "left", "right", "aspect",
-              "battle")
-"""Columns that hold identifiers: read them from files as strings, exactly as written."""
 PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 """The package's folder: the data layer's warnings skip it (``skip_file_prefixes``), so they
 point at the user's line."""
-LINE_INDEX = "line"
-"""Index name of a table read from a file (``bayesjudge`` on the command line): its labels
-are the file's line numbers (the header is line 1), and error messages then name rows by
-their file line (:func:`show_rows`); any other index is named by its labels ("row 3")."""
 
 
 class DataValidationError(ValueError):
@@ -33,6 +26,8 @@ class DataValidationError(ValueError):
 def show_values(values: Iterable, k: int = 5, fmt=repr) -> str:
     """The first ``k`` values for an error message, e.g. ``[1, 2, 3] ... (8 in all)``
     (each shown by ``fmt``: ``str`` for values that are already formatted)."""
+    import numpy as np  # (not at import: the command line's parser uses this module)
+
     values = [v.item() if isinstance(v, np.generic) else v for v in values]
     head = ", ".join(fmt(v) for v in values[:k])
     more = f" ... ({len(values)} in all)" if len(values) > k else ""

@@ -18,7 +18,7 @@ them as strings (``bayesjudge`` on the command line does), or ``000`` becomes
 leading/trailing spaces or by letter case stay distinct, with a warning
 (:func:`warn_spaced_ids`, :func:`bayesjudge.data.lookalikes.warn_case_ids`).
 Labels (outcomes, A/B/tie) are not ids: they ignore letter case and surrounding
-spaces (:func:`label_key`).
+spaces (:func:`~bayesjudge.data.vocabulary.label_key`).
 
 Error messages name rows by their index labels (``rows [3]``); a table read from a
 file by the command line carries its file lines as index (:data:`LINE_INDEX`), so
@@ -103,16 +103,6 @@ class Labels:
         """Subset by integer positions (no re-validation)."""
         positions = np.asarray(positions)
         return Labels(self.items[positions], self.values[positions])
-
-
-def label_key(value):
-    """A label as the key of its vocabulary: text stripped and lower-cased.
-
-    Labels (``left`` / ``right`` / ``tie``, ``A`` / ``B`` / ``tie``) are not ids:
-    ``"Left"``, ``" TIE"`` and ``"tie"`` name the same label. Other values are
-    returned as they are.
-    """
-    return value.strip().casefold() if isinstance(value, str) else value
 
 
 def check_unit_interval(values, name: str, fix: str) -> np.ndarray:

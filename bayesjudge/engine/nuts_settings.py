@@ -8,9 +8,8 @@ of the keyboard costs nothing and a posterior too small to diagnose is never ret
 from __future__ import annotations
 
 import os
+from numbers import Integral  # int and numpy's integers (no numpy import: the CLI's checks)
 from typing import Any, Literal, get_args
-
-import numpy as np
 
 __all__ = ["MAX_CHAINS", "MAX_ITERATIONS", "MAX_TOTAL_DRAWS", "MIN_CHAINS", "MIN_DRAWS",
            "MIN_TUNE", "SAMPLERS", "Sampler", "available_cores", "check_cores",
@@ -69,7 +68,7 @@ def check_nuts_settings(draws, tune, chains) -> None:
         ("tune", tune, MIN_TUNE, "1000 (the default)"),
         ("chains", chains, MIN_CHAINS, "4 (the default)"),
     ):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, bool) or not isinstance(value, Integral):
             raise ValueError(
                 f"{name} must be an integer >= {minimum}, got {value!r} "
                 f"({type(value).__name__}). Fix: e.g. {name}={fix.split()[0]}."
@@ -122,7 +121,7 @@ def check_cores(cores: Any) -> int | None:
     """
     if cores is None:
         return None
-    if isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) or not (
+    if isinstance(cores, bool) or not isinstance(cores, Integral) or not (
             1 <= cores <= MAX_CHAINS):
         raise ValueError(
             f"cores must be a positive integer (at most {MAX_CHAINS}) or None (one per "

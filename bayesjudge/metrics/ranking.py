@@ -20,7 +20,8 @@ import pandas as pd
 from bayesjudge.data import DataValidationError, check_no_missing, comparisons_table, show_values
 from bayesjudge.data.counts import expand_counts
 from bayesjudge.data.messages import show_rows
-from bayesjudge.data.schema import label_key, require_frame
+from bayesjudge.data.schema import require_frame
+from bayesjudge.data.vocabulary import label_key
 from bayesjudge.metrics.rank_correlation import (  # noqa: F401  (re-exports)
     reliability_correlation,
     spearman_per_context,
