@@ -231,11 +231,19 @@ def rank_draws(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
+def point_ranks(values: np.ndarray) -> np.ndarray:
+    """Rank (1 = largest) of every value of ``values`` (items,); exactly equal values share
+    the best of their ranks (1, 2, 2, 4), never an order the input's row order made up."""
+    ordered = np.sort(values)
+    return 1 + len(values) - np.searchsorted(ordered, values, side="right")
+
+
 def rank_columns(point: np.ndarray, draws: np.ndarray, ci_prob: float, joint: bool,
                  share_mcse: Callable[[np.ndarray], np.ndarray]) -> dict[str, np.ndarray]:
     """The rank columns of a leaderboard of one group, larger values ranked first.
 
-    ``point`` (items,): the estimate the ``rank`` comes from (MAP or posterior mean);
+    ``point`` (items,): the estimate the ``rank`` comes from (MAP or posterior mean; equal
+    estimates share a rank, :func:`point_ranks`);
     ``draws`` (draws, items). Returns ``rank``, ``rank_lower``/``rank_upper`` (each item's
     equal-tailed ``ci_prob`` interval of its rank over the draws, or with ``joint`` the
     simultaneous sets of :func:`simultaneous_rank_sets`), ``p_best`` (share of draws in
@@ -247,5 +255,5 @@ def rank_columns(point: np.ndarray, draws: np.ndarray, ci_prob: float, joint: bo
     else:
         lower = np.quantile(ranks, (1 - ci_prob) / 2, axis=0, method="lower")
         upper = np.quantile(ranks, (1 + ci_prob) / 2, axis=0, method="higher")
-    return {"rank": rank_draws(point[None])[0], "rank_lower": lower, "rank_upper": upper,
+    return {"rank": point_ranks(point), "rank_lower": lower, "rank_upper": upper,
             "p_best": (ranks == 1).mean(axis=0), "p_best_mcse": share_mcse(ranks == 1)}

@@ -8,6 +8,7 @@ model structure compiles once per session; fits are module-scoped.
 
 from __future__ import annotations
 
+import ast
 import warnings
 
 import evalica
@@ -215,6 +216,42 @@ def test_pooling_gives_a_three_comparison_judge_a_finite_sigma(jury, bt_flat):
     sigma = model.judges().set_index("judge")["discriminator"]
     assert 0.25 < sigma["tiny"] < 4  # pooled towards the jury (measured: 0.50)
     assert sigma["judge-0"] < sigma["judge-3"]  # the reliable judge stays sharper
+
+
+def test_a_map_point_outside_its_own_interval_is_named():
+    """arena_ppr: human votes on a fifth of the battles and a judge with 3 verdicts (the
+    audit of 2026-11-28). BT-sigma's joint mode collapses the discriminators' spread (both
+    sigma_k = 1) while the INLA intervals integrate it (human sigma ~3.4, as NUTS gives):
+    ranking() and judges() name every row whose MAP lies outside its own interval, and the
+    draws' means (summarize()) are inside."""
+    from bayesjudge.datasets import arena_ppr
+
+    arena = arena_ppr()
+    arena = arena[(arena["judge"] == "human") & (arena["battle"].astype(int) % 5 == 0)]
+    human = arena[["judge", "left", "right", "outcome"]]
+    data = pd.concat([human, human.head(3).assign(judge="three-votes")], ignore_index=True)
+    model = BTSigma(kind="hard").fit(data)
+    for table, what, cols in ((model.ranking, "BTSigma.ranking", ["skill", "rank"]),
+                              (model.judges, "BTSigma.judges", ["discriminator"])):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = table()
+        label = "item" if "item" in out else "judge"
+        outside = np.zeros(len(out), bool)
+        for col in cols:
+            outside |= (out[col] < out[f"{col}_lower"]) | (out[col] > out[f"{col}_upper"])
+        named = [str(w.message) for w in caught if "outside its own interval" in str(w.message)]
+        assert outside.any() and len(named) == 1
+        assert named[0].startswith(f"{what}: {outside.sum()} row(s) have a MAP")
+        shown = ast.literal_eval(named[0].split("interval: ")[1].split("]")[0] + "]")
+        assert len(shown) == min(10, outside.sum())
+        assert set(shown) <= set(out.loc[outside, label])
+    summary = model.summarize()
+    sigma = summary.loc[["discriminator[human]", "discriminator[three-votes]"]]
+    assert sigma["map"].tolist() == pytest.approx([1.0, 1.0], abs=1e-6)  # the collapsed mode
+    assert ((sigma["mean"] > sigma.filter(like="_lb").iloc[:, 0])
+            & (sigma["mean"] < sigma.filter(like="_ub").iloc[:, 0])).all()
+    assert sigma.loc["discriminator[human]", "mean"] > 2.0  # NUTS: 3.45 [2.43, 4.61]
 
 
 def test_separated_item_finite_under_defaults_and_warns_under_flat(jury):

@@ -221,3 +221,32 @@ def test_joint_sets_cover_the_true_ranking_on_simulated_data():
     # one-sided exact binomial check at the false-alarm rate: joint sets may over-cover
     assert stats.binomtest(covered, reps, 0.9, alternative="less").pvalue > FALSE_ALARM
     assert covered >= marginal_covered
+
+
+def test_equal_point_estimates_share_their_best_rank():
+    values = np.array([0.3, 2.0, 0.3, -1.0, 2.0, 0.3])
+    ranks = rank_sets_module.point_ranks(values)
+    assert ranks.tolist() == [3, 1, 3, 6, 1, 3]  # competition ranking: 1, 1, 3, 3, 3, 6
+    # by hand: one plus the number of strictly larger values
+    assert ranks.tolist() == [1 + int((values > v).sum()) for v in values]
+    distinct = np.array([0.1, -0.2, 0.5])
+    assert rank_sets_module.point_ranks(distinct).tolist() == [2, 3, 1]
+
+
+def test_llmfao_items_with_equal_skills_share_a_rank():
+    """LLMFAO, GPT-4 on the prompt k8s: 15 models with exactly the same record get the same
+    MAP skill; their rank is the same (it used to be 1..15 in the rows' order)."""
+    from bayesjudge.datasets import llmfao
+
+    table = llmfao()
+    table = table[(table["judge"] == "gpt-4") & table["context"].isin(["k8s", "qft"])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranking = DavidsonBT().fit(table[["judge", "left", "right", "outcome", "context"]]
+                                   ).ranking()
+    for _, group in ranking.groupby("context"):
+        skill, rank = group["skill"].to_numpy(), group["rank"].to_numpy()
+        assert rank.tolist() == [1 + int((skill > s).sum()) for s in skill]
+    k8s = ranking[ranking["context"] == "k8s"]
+    assert (k8s["skill"] == k8s["skill"].max()).sum() > 1  # the data's ties are there
+    assert k8s["rank"].is_monotonic_increasing  # still sorted by rank

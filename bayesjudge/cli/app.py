@@ -325,6 +325,8 @@ _CLI_WORDS = (
      "rerun with {nuts}."),
     # the MAP warning's Python advice: the CLI's own advice follows (_advice)
     (NOT_CONVERGED_ADVICE, ""),
+    ("Read summarize()'s means for point values, or refit with method='nuts'.",
+     "Rerun with {nuts} for point values from the whole posterior."),
     ("Refit with method='nuts'", "Rerun with {nuts}"),
     ("refit with method='nuts'", "rerun with {nuts}"),
     ("Fix: pass one of them as reference=", "Fix: pass one of them with --reference"),

@@ -11,7 +11,7 @@ import pandas as pd
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, check_ci_prob, require_frame, show_values
 from bayesjudge.engine.diagnostics import share_mcse
-from bayesjudge.engine.laplace_check import warn_flagged
+from bayesjudge.engine.laplace_check import warn_flagged, warn_point_outside
 from bayesjudge.engine.messages import warn_user
 from bayesjudge.models.anchored.data import MISSING, Cells, outcome_codes
 from bayesjudge.models.anchored.likelihood import (
@@ -149,13 +149,9 @@ class AnchoredReports:
         if self.method_ == "map":
             out["laplace_ok"] = self.laplace_ok("skill").reshape(-1)
             warn_flagged(out, ["item"])
-            _warn_items(out, (out["skill"] < out["skill_lower"])
-                        | (out["skill"] > out["skill_upper"])
-                        | (out["rank"] < out["rank_lower"]) | (out["rank"] > out["rank_upper"]),
-                        "have a MAP skill or rank outside its own interval: the intervals "
-                        "come from draws that integrate the spread of the judges' "
-                        "preferences, the MAP is the joint mode (models/anchored.md, "
-                        "Limits). Read summarize()'s means, or refit with method='nuts'")
+            # the intervals integrate the spread of the judges' preferences, the MAP is the
+            # joint mode (models/anchored.md, Limits)
+            warn_point_outside(out, ["item"], ["skill", "rank"], "AnchoredBT.ranking")
         return out.sort_values("rank", kind="stable").reset_index(drop=True)
 
     def differences(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:

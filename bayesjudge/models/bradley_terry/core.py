@@ -153,6 +153,15 @@ def rank_draws(skill: np.ndarray, group: np.ndarray) -> np.ndarray:
     return ranks
 
 
+def point_rank(skill: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Rank (1 = best) of every cell's point estimate within its group (cells,); equal
+    skills share a rank (:func:`bayesjudge.rank_sets.point_ranks`)."""
+    ranks = np.empty(skill.shape, dtype=np.int64)
+    for idx in pd.Series(np.arange(len(group))).groupby(group).indices.values():
+        ranks[idx] = rank_sets.point_ranks(skill[idx])
+    return ranks
+
+
 def layout_state(comps: Comparisons, layout: SkillLayout) -> dict[str, Any]:
     """JSON-able ids and skill layout of a fit (saved with the model, used by predict)."""
 

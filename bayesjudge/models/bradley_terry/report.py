@@ -20,12 +20,13 @@ from bayesjudge.data import DataValidationError, check_ci_prob, require_frame, s
 from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.messages import show_rows
 from bayesjudge.engine.diagnostics import share_mcse
-from bayesjudge.engine.laplace_check import warn_flagged
+from bayesjudge.engine.laplace_check import warn_flagged, warn_point_outside
 from bayesjudge.models.bradley_terry.core import (
     SkillLayout,
     bt_log_probs,
     davidson_log_probs,
     layout_from_state,
+    point_rank,
     rank_draws,
 )
 from bayesjudge.rank_sets import differences_table, simultaneous_rank_sets
@@ -178,7 +179,8 @@ class PairwiseReports:
             One row per (aspect, context, item) that was compared, grouped by
             context (first-appearance order) and sorted by ``rank``: ``skill``
             (MAP or posterior mean) and its ``skill_lower``/``skill_upper``,
-            ``rank`` (1 = best, by ``skill``), ``rank_lower``/``rank_upper``
+            ``rank`` (1 = best, by ``skill``; equal skills share a rank),
+            ``rank_lower``/``rank_upper``
             (equal-tailed interval of the rank over draws; with ``joint=True`` the
             group's simultaneous rank sets) and ``p_best`` (share
             of draws in which the item is best in its group; sums to 1 per
@@ -197,11 +199,10 @@ class PairwiseReports:
         point, draws = point.reshape(-1), draws.reshape(len(draws), -1)
         q = [(1 - ci_prob) / 2, (1 + ci_prob) / 2]
         ranks = rank_draws(draws, layout.group)
-        point_rank = rank_draws(point[None], layout.group)[0]
         out = self._group_columns(layout)
         out["skill"] = point
         out["skill_lower"], out["skill_upper"] = np.quantile(draws, q, axis=0)
-        out["rank"] = point_rank
+        out["rank"] = point_rank(point, layout.group)
         out["rank_lower"] = np.quantile(ranks, q[0], axis=0, method="lower")
         out["rank_upper"] = np.quantile(ranks, q[1], axis=0, method="higher")
         if joint:  # one rectangle per ranking group: all its items' ranks at once
@@ -213,7 +214,9 @@ class PairwiseReports:
         out["p_best_mcse"] = share_mcse(ranks == 1, self._posterior(), self.method_ == "map")
         if self.method_ == "map":
             out["laplace_ok"] = self.laplace_ok("skill").reshape(-1)
-            warn_flagged(out, list(out.columns[:list(out.columns).index("skill")]))
+            label = list(out.columns[:list(out.columns).index("skill")])
+            warn_flagged(out, label)
+            warn_point_outside(out, label, ["skill", "rank"], f"{type(self).__name__}.ranking")
         return out.assign(_g=layout.group).sort_values(["_g", "rank"], kind="stable").drop(
             columns="_g").reset_index(drop=True)
 
@@ -313,7 +316,11 @@ class PairwiseReports:
                 if name in out:
                     ok &= self.laplace_ok(name).reshape(-1)
             out["laplace_ok"] = ok
-            warn_flagged(out, ["judge", "aspect"] if per_aspect else ["judge"])
+            label = ["judge", "aspect"] if per_aspect else ["judge"]
+            warn_flagged(out, label)
+            warn_point_outside(out, label, [c for c in ("discriminator", "tie_logit",
+                                                        "position_bias") if c in out],
+                               f"{type(self).__name__}.judges")
         return out
 
 
