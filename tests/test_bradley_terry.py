@@ -73,6 +73,38 @@ def test_symmetrize_default_fits_eq3_probabilities(jury):
     np.testing.assert_allclose(model.map_["skill"].ravel(), ref, atol=TOL)
 
 
+def test_hard_fit_of_repeated_probabilities_counts_each_rows_debiased_verdict():
+    """kind="hard" on a prob table judged 400 / 300 times in the two orders by a judge
+    that favours the left slot: each row says left / right by its own probability moved by
+    eq. 3's order shift (not the pair's mean p' repeated 700 times, which made a skill gap
+    of ~7.8 from 62% wins in the audit of 2026-11-28); with one row per order (the paper's
+    design) every row says what eq. 3's p' says."""
+    rng = np.random.default_rng(5)
+    ab = rng.beta(6, 4, 400)          # A shown left: P(A beats B), mean 0.6
+    ba = rng.beta(5, 5, 300)          # B shown left: P(B beats A), mean 0.5 (left bias)
+    df = pd.DataFrame({"judge": "j", "left": ["A"] * 400 + ["B"] * 300,
+                       "right": ["B"] * 400 + ["A"] * 300, "prob": np.r_[ab, ba]})
+    p_ab = 0.5 * (ab.mean() + 1 - ba.mean())  # eq. 3 from each order's side
+    p_ba = 0.5 * (ba.mean() + 1 - ab.mean())
+    a_wins = np.sum(p_ab + (ab - ab.mean()) > 0.5) + np.sum(p_ba + (ba - ba.mean()) < 0.5)
+    model = BradleyTerry(kind="hard", priors="flat").fit(df)
+    skill = np.ravel(model.map_["skill"])  # items A, B (first appearance)
+    gap = skill[0] - skill[1]
+    assert gap == pytest.approx(np.log(a_wins / (700 - a_wins)), abs=1e-5)
+    assert 0.3 < gap < 1.2  # ~60% wins, not a separated pair
+    # the paper's design: one probability per order, every row p' (ties at exactly 0.5)
+    one = pd.DataFrame({"judge": "j", "left": ["A", "B", "C", "A", "B", "C"],
+                        "right": ["B", "C", "A", "C", "A", "B"],
+                        "prob": [0.7, 0.6, 0.2, 0.9, 0.6, 0.3]})
+    cells = validate_comparisons(symmetrize(one))
+    from bayesjudge.data.symmetrization import symmetrized_cells
+    mine = symmetrized_cells(one)
+    np.testing.assert_array_equal(mine.outcomes.sum(axis=0), cells.outcomes.sum(axis=0))
+    # (A, B): (0.7 + 1 - 0.6) / 2 = 0.55 -> A twice; (B, C): (0.6 + 1 - 0.3) / 2 = 0.65;
+    # (C, A): (0.2 + 1 - 0.9) / 2 = 0.15 -> A twice
+    assert mine.outcomes.sum(axis=0).tolist() == [4.0, 0.0, 2.0]
+
+
 def test_hard_bt_flat_map_is_the_mle_with_ties_as_half_wins():
     df, _ = simulate_jury(n_contexts=2, n_items=5, sigma=(1.0, 1.5), outcome=True,
                           tie_width=0.3, repeats=2, random_seed=2)

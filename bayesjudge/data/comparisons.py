@@ -252,6 +252,13 @@ def validate_comparisons(comparisons: pd.DataFrame | Comparisons) -> Comparisons
 def collapse_rows(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray, pd.DataFrame]:
     """Validated cells (:func:`validate_comparisons`), the cell index of every row, and
     the rows used (the long table: Arena columns mapped, no ``n = 0`` rows)."""
+    return collapse_rows_with_values(comparisons)[:3]
+
+
+def collapse_rows_with_values(comparisons: pd.DataFrame) -> tuple[
+        Comparisons, np.ndarray, pd.DataFrame, np.ndarray, np.ndarray]:
+    """:func:`collapse_rows` and, per row used, its probability of a left win (an outcome's
+    1 / 0.5 / 0) and its count (1 without a column ``n``)."""
     # Arena exports, no judge column, polars/pyarrow: read as the long table (data/arena.py)
     df = require_frame(comparisons_table(comparisons), _NAME, ["judge", "left", "right"])
     warn_unused_columns(df, _NAME)
@@ -302,7 +309,7 @@ def collapse_rows(comparisons: pd.DataFrame) -> tuple[Comparisons, np.ndarray, p
         outcomes=outcomes.astype(float), n_rows=int(w.sum()))
     check_connected(comps)
     check_contexts_rank_several(comps)
-    return comps, cell, df
+    return comps, cell, df, p, w
 
 
 def check_connected(comps: Comparisons) -> None:

@@ -14,9 +14,14 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from bayesjudge.data.comparisons import Comparisons, collapse_rows, outcome_code
+from bayesjudge.data.comparisons import (
+    Comparisons,
+    collapse_rows,
+    collapse_rows_with_values,
+    outcome_code,
+)
 
-__all__ = ["symmetrize"]
+__all__ = ["symmetrize", "symmetrized_cells"]
 
 
 def symmetrize(comparisons: pd.DataFrame | Comparisons) -> pd.DataFrame | Comparisons:
@@ -34,9 +39,13 @@ def symmetrize(comparisons: pd.DataFrame | Comparisons) -> pd.DataFrame | Compar
       With as many rows in each order this leaves the soft likelihood (eqs. 2,
       11, 13) exactly as it was: the soft likelihood is linear in p, and
       :math:`p_{ij}` and :math:`1 - p_{ji}` enter it the same way.
-      A hard fit of such a table (``kind="hard"``, ``DavidsonBT``) reads each row
-      as left / tie / right by p' > / = / < 0.5, the paper's y = 1[p' >= 0.5]
-      except that an exact 0.5 is a tie, not a win for the item written on the left.
+      A hard model with ``symmetrize=True`` (``kind="hard"``, ``DavidsonBT``) fitted on
+      the raw table reads each row's own verdict with the order shift removed
+      (:func:`symmetrized_cells`); with one row per order that is the paper's
+      y = 1[p' >= 0.5] (an exact 0.5 a tie, not a win for the item written on the
+      left). The table returned here carries the pair's p' on every row: fitting it
+      hard with ``symmetrize=False`` counts one thresholded mean once per row, right
+      only when each order was judged once.
     * outcomes (``outcome``): every verdict counts once, so the reversed order's
       verdicts are turned around (``left`` <-> ``right``): the pair's win share is
       eq. 3 of the two orders' shares weighted by their numbers of verdicts. With
@@ -117,7 +126,46 @@ def _pairs(comps: Comparisons) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return first, partner, p_sym
 
 
-def _symmetrize_cells(comps: Comparisons) -> Comparisons:
+def symmetrized_cells(comparisons: pd.DataFrame | Comparisons) -> Comparisons:
+    r"""The cells of :func:`symmetrize`, with each row's own debiased verdict.
+
+    What a model with ``symmetrize=True`` fits. Probabilities (``prob``) as
+    :func:`symmetrize`'s cells: a pair judged in both orders carries eq. 3's p' on the
+    weight of all its rows. Its hard outcomes (what ``kind="hard"`` and ``DavidsonBT`` read)
+    are the rows' own verdicts with the order bias removed: a row of the order (i, j) with
+    probability p says left / tie / right by
+
+    .. math:: p'_{row} = p'_{ij} + (p - \bar p_{ij}), \qquad
+              p'_{ij} = (\bar p_{ij} + 1 - \bar p_{ji}) / 2
+
+    (:math:`\bar p`: an order's mean probability), the reversed order's verdicts turned
+    around. With one row per order, the paper's design, every row says what eq. 3's p'
+    says, as before; with repeated judgments each row is its own verdict, so a pair judged
+    500 times each way is not one thresholded mean counted 1,000 times. Outcome tables
+    (``outcome``) and cells without their rows (a ``Comparisons``) are
+    :func:`symmetrize`'s cells.
+    """
+    if isinstance(comparisons, Comparisons):
+        return _symmetrize_cells(comparisons)
+    comps, cell, _, p, w = collapse_rows_with_values(comparisons)
+    if comps.kind == "hard":
+        return _symmetrize_cells(comps)
+    first, partner, p_sym = _pairs(comps)
+    if not first.any():
+        return comps
+    mean = comps.prob_sum / comps.n
+    shifted = mean.copy()  # p'_ij of each cell, from its own order's side
+    shifted[first] = p_sym
+    shifted[partner[first]] = 0.5 * (mean[partner[first]] + 1.0 - mean[first])
+    # p - mean is exactly 0 for a cell of one row: its verdict is exactly eq. 3's
+    own = np.bincount(cell * 3 + outcome_code(shifted[cell] + (p - mean[cell])), weights=w,
+                      minlength=3 * len(comps)).reshape(-1, 3)
+    return _symmetrize_cells(replace(comps, outcomes=own), own_verdicts=True)
+
+
+def _symmetrize_cells(comps: Comparisons, own_verdicts: bool = False) -> Comparisons:
+    """Eq. 3 on cells; ``own_verdicts``: ``comps.outcomes`` of a soft table hold each row's
+    debiased verdict (:func:`symmetrized_cells`), turned around like hard verdicts."""
     first, partner, p_sym = _pairs(comps)
     if not first.any():
         return comps
@@ -129,7 +177,8 @@ def _symmetrize_cells(comps: Comparisons) -> Comparisons:
     n[first] = comps.n[first] + comps.n[other]
     if comps.kind == "soft":
         prob_sum[first] = n[first] * p_sym
-        outcomes[first] = n[first, None] * np.eye(3)[outcome_code(p_sym)]
+        outcomes[first] = (comps.outcomes[first] + comps.outcomes[other][:, ::-1]
+                           if own_verdicts else n[first, None] * np.eye(3)[outcome_code(p_sym)])
     else:  # each verdict once, the reversed order's turned around
         prob_sum[first] = comps.prob_sum[first] + comps.n[other] - comps.prob_sum[other]
         outcomes[first] = comps.outcomes[first] + comps.outcomes[other][:, ::-1]

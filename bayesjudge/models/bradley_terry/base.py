@@ -37,7 +37,7 @@ from bayesjudge.data.comparisons import (
     separated_items,
     validate_comparisons,
 )
-from bayesjudge.data.symmetrization import symmetrize
+from bayesjudge.data.symmetrization import symmetrized_cells
 from bayesjudge.models.bradley_terry.centring import centred_for_nuts
 from bayesjudge.models.bradley_terry.core import (
     MAX_LL_UNITS,
@@ -110,9 +110,8 @@ class PairwiseModel(PairwiseReports, BayesianModel):
     def _prepare(self, comparisons: pd.DataFrame | Comparisons) -> FitData:
         self._check_options()
         self.resolved_priors()  # fail on bad priors before validation or compilation
-        comps = validate_comparisons(comparisons)
-        if self.symmetrize:
-            comps = symmetrize(comps)
+        comps = (symmetrized_cells(comparisons) if self.symmetrize
+                 else validate_comparisons(comparisons))
         self._check_data(comps)
         layout = skill_layout(comps)
         cl = layout.cells(comps.group, comps.left)
