@@ -402,3 +402,33 @@ def test_refit_on_new_data_of_the_same_shape_does_not_recompile(jury, bt_flat):
     again = BradleyTerry(symmetrize=False, priors="flat").fit(other)
     assert again._engine is bt_flat._engine
     assert not np.allclose(again.map_["skill"], bt_flat.map_["skill"])
+
+
+def test_ragged_contexts_label_their_skills_by_context_and_item(tmp_path):
+    """Items that differ between contexts flatten the skills to one ``cell`` dim: its
+    coordinates name (context, item), so summarize() says skill[k8s, gpt-4] and each row
+    holds that element's draws (LLMFAO, GPT-4 on three prompts; it said skill[0] ...)."""
+    from bayesjudge.datasets import llmfao
+
+    table = llmfao()
+    table = table[(table["judge"] == "gpt-4") & table["context"].isin(["k8s", "qft",
+                                                                       "bug-task"])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = DavidsonBT().fit(table[["judge", "left", "right", "outcome", "context"]])
+        summary = model.summarize()
+        ranking = model.ranking()  # (warns: most Laplace rows are flagged on 3 prompts)
+    skill = model.idata_.posterior["skill"]
+    assert skill.dims[2:] == ("cell",)  # the ragged layout
+    labels = [f"skill[{c}, {i}]" for c, i in zip(ranking["context"], ranking["item"])]
+    assert set(labels) <= set(summary.index)
+    for c, i in zip(ranking["context"][:5], ranking["item"][:5]):
+        draws = skill.sel(cell=f"{c}, {i}").values
+        assert summary.loc[f"skill[{c}, {i}]", "mean"] == pytest.approx(draws.mean())
+    model.save(tmp_path / "ragged.nc")
+    loaded = DavidsonBT.load(tmp_path / "ragged.nc")
+    assert loaded.idata_.posterior["skill"].coords["cell"].values.tolist() == \
+        skill.coords["cell"].values.tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pd.testing.assert_frame_equal(loaded.ranking(), ranking)

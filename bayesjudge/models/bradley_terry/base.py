@@ -43,6 +43,7 @@ from bayesjudge.models.bradley_terry.core import (
     MAX_LL_UNITS,
     SkillLayout,
     bt_loglik_np,
+    cell_labels,
     layout_state,
     pool_units,
     skill_layout,
@@ -142,7 +143,7 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         data = {"pair_left": keys // n_sc, "pair_right": keys % n_sc, **layout.zero_sum_data(),
                 "cell_pair": key // n_cols, "cell_col": key % n_cols,
                 **{k: np.bincount(cell, v, len(key)) for k, v in values.items()}}
-        coords = {"judge": comps.judges.to_numpy(), "cell": np.arange(n_sc),
+        coords = {"judge": comps.judges.to_numpy(), "cell": cell_labels(comps, layout),
                   "item": comps.items.to_numpy(),
                   "skill_free": np.arange(n_sc - len(data["group_size"])),
                   "discriminator_free": np.arange(n_a * (len(comps.judges) - 1))}

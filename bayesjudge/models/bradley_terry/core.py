@@ -83,6 +83,26 @@ def skill_layout(comps: Comparisons) -> SkillLayout:
     return SkillLayout(nodes, n_items, ("cell",), (len(nodes),))
 
 
+def cell_labels(comps: Comparisons, layout: SkillLayout) -> np.ndarray:
+    """Coordinates of the ``cell`` dim: ``"[aspect, ]context, item"`` per skill cell.
+
+    A ragged layout (items that differ between contexts) flattens the skills to one
+    ``cell`` dim; these labels make ``summarize()`` name ``skill[k8s, gpt-4]`` as a dense
+    grid's (context, item) dims do. Labels that ``, `` inside ids would make equal (never
+    seen) fall back to the cell numbers, as does a dense grid (its skills have their own dims).
+    """
+    if layout.dims != ("cell",):
+        return np.arange(len(layout.nodes))
+    parts = []
+    if comps.aspects is not None:
+        parts.append(np.asarray(comps.aspects, dtype=object)[layout.group // comps.n_contexts])
+    if comps.contexts is not None:
+        parts.append(np.asarray(comps.contexts, dtype=object)[layout.group % comps.n_contexts])
+    parts.append(np.asarray(comps.items, dtype=object)[layout.item])
+    labels = np.array([", ".join(map(str, ids)) for ids in zip(*parts)], dtype=object)
+    return labels if len(set(labels)) == len(labels) else np.arange(len(labels))
+
+
 def zero_sum(y, free_cell, free_group, last_cell, group_size):
     """Map free coordinates to values that sum to zero within each group (pytensor).
 

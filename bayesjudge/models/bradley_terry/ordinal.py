@@ -28,6 +28,7 @@ from bayesjudge.data.graded import check_levels, validate_graded
 from bayesjudge.models.bradley_terry.base import PairwiseModel
 from bayesjudge.models.bradley_terry.core import (
     MAX_LL_UNITS,
+    cell_labels,
     layout_state,
     pool_units,
     skill_layout,
@@ -236,7 +237,7 @@ class OrdinalBT(OrdinalReports, PairwiseModel):
         data = {"pair_left": keys // n_sc, "pair_right": keys % n_sc, **layout.zero_sum_data(),
                 "cell_pair": key // n_cols, "cell_col": key % n_cols, "counts": lik_counts}
         n_j = len(comps.judges)
-        coords = {"judge": comps.judges.to_numpy(), "cell": np.arange(n_sc),
+        coords = {"judge": comps.judges.to_numpy(), "cell": cell_labels(comps, layout),
                   "item": comps.items.to_numpy(), "level": np.asarray(levels, dtype=object),
                   "boundary": np.asarray([f"{a}|{b}" for a, b in zip(levels, levels[1:])],
                                          dtype=object),
