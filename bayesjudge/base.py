@@ -37,7 +37,7 @@ from bayesjudge.persistence import (
     write_model_file,
 )
 from bayesjudge.priors import Prior, resolve_priors
-from bayesjudge.structures import ExampleData, FitData, label_dims, posterior_tree
+from bayesjudge.structures import ExampleData, FitData, check_fit_tables, label_dims, posterior_tree
 
 __all__ = [
     "CI_PROB",
@@ -273,6 +273,7 @@ class BayesianModel(ABC):
         if method not in ("map", "nuts"):
             raise ValueError(f"method must be 'map' or 'nuts', got {method!r}")
         self._fitting_method = method  # a model may parametrise NUTS and MAP differently
+        check_fit_tables(self, args, kwargs)
         # polars / pyarrow / ... tables read as pandas once, before any model looks at them
         fd = self._prepare(*map(as_pandas, args), **{k: as_pandas(v) for k, v in kwargs.items()})
         engine = get_engine(self._structure_key(fd), lambda: self._build(fd),

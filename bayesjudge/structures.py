@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
-__all__ = ["ExampleData", "FitData", "label_dims", "posterior_tree"]
+__all__ = ["ExampleData", "FitData", "check_fit_tables", "label_dims", "posterior_tree"]
 
 
 @dataclass
@@ -88,3 +89,23 @@ def posterior_tree(post: xr.Dataset, loglik: dict[str, np.ndarray], fd: FitData,
     if stats is not None:
         groups["sample_stats"] = stats
     return xr.DataTree.from_dict({k: label_dims(v, fd) for k, v in groups.items()})
+
+
+FIT_OPTIONS = ("method", "draws", "tune", "chains", "sampler", "progressbar", "sampler_kwargs",
+               "cores")
+
+
+def check_fit_tables(model, args: tuple, kwargs: dict) -> None:
+    """A ``TypeError`` naming ``fit``'s tables and options where a call passes others (an
+    option of the model itself, such as ``random_seed``, says so) instead of Python's about
+    the model's private ``_prepare``."""
+    tables = inspect.signature(model._prepare)
+    try:
+        tables.bind(*args, **kwargs)
+    except TypeError as exc:
+        name = type(model).__name__
+        own = inspect.signature(type(model)).parameters
+        hint = "".join(f" {k} is an option of the model: {name}({k}=...).fit(...)."
+                       for k in kwargs if k in own and k not in tables.parameters)
+        raise TypeError(f"{name}.fit() takes the table(s) {list(tables.parameters)} and the "
+                        f"options {list(FIT_OPTIONS)}: {exc}.{hint}") from None

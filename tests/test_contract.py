@@ -182,6 +182,18 @@ def test_fit_returns_self(name, examples):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_fit_names_its_tables_and_the_models_own_options(name, examples):
+    """fit(table, random_seed=1) is a TypeError naming fit's tables and that random_seed is
+    the model's option (it was Python's complaint about the private _prepare)."""
+    example = examples[name]
+    with pytest.raises(TypeError, match=rf"{name}\.fit\(\) takes the table\(s\) .*"
+                       rf"random_seed is an option of the model: {name}\(random_seed=\.\.\.\)"):
+        MODELS[name]().fit(*example.fit_args, random_seed=1)
+    with pytest.raises(TypeError, match=rf"{name}\.fit\(\) takes the table\(s\)"):
+        MODELS[name]().fit(*example.fit_args, nonsense=2)
+
+
+@pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("method", ["map", "nuts"])
 def test_predict_keeps_every_row_in_input_order(name, method, examples, map_fits, nuts_fits):
     model = (map_fits if method == "map" else nuts_fits)[name]
