@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -9,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import optimize, special
 
-from bayesjudge import DataValidationError, Prior
+from bayesjudge import DataValidationError, PreferenceDistribution, Prior, alignment_error
 from bayesjudge.datasets.simulate_autorater import simulate_autorater
 from bayesjudge.engine import ConvergenceWarning
 from bayesjudge.models.preference.temperature import TemperatureScaling
@@ -228,3 +229,31 @@ def test_refits_reuse_the_compiled_engine(sim):
         half = outputs.iloc[k::3]
         TemperatureScaling(priors="flat").fit(half, labels)
     assert len(compiled._ENGINES) == n_engines
+
+
+def test_a_temperature_belongs_to_its_judge(sim, tmp_path):
+    """predict refuses another judge's outputs, or several judges', naming them (it mapped
+    them through the fitted judge's temperature without a word), also after save / load;
+    alignment_error refuses several judges (it pooled them, counting each item twice)."""
+    outputs = sim.outputs.assign(judge="judge-a")
+    fit = TemperatureScaling().fit(outputs, sim.annotations)
+    assert fit.predict(outputs)["judge"].eq("judge-a").all()
+    other = outputs.assign(judge="judge-b")
+    both = pd.concat([outputs.head(3), other.head(3)], ignore_index=True)
+    for table, shown in ((other, "['judge-b']"), (both, "['judge-a', 'judge-b']")):
+        with pytest.raises(DataValidationError, match=rf"outputs.judge holds {re.escape(shown)}"
+                           r", but this temperature was fitted on judge 'judge-a'"):
+            fit.predict(table)
+    fit.save(tmp_path / "t.nc")
+    with pytest.raises(DataValidationError, match="fitted on judge 'judge-a'"):
+        TemperatureScaling.load(tmp_path / "t.nc").predict(other)
+    anonymous = TemperatureScaling().fit(sim.outputs, sim.annotations)  # no judge column
+    assert len(anonymous.predict(other)) == len(other)
+    with pytest.raises(DataValidationError, match="fitted on one judge"):
+        anonymous.predict(both)
+    population = PreferenceDistribution().fit(sim.annotations)
+    with pytest.raises(DataValidationError, match=r"judge_prob.judge holds 2 judges"):
+        alignment_error(both[["item", "prob", "judge"]], population)
+    with pytest.warns(UserWarning, match="1 item\\(s\\); its interval"):
+        one = alignment_error(outputs[["item", "prob"]].head(1), population)
+    assert one["alignment_error_lower"] == -np.inf

@@ -15,14 +15,17 @@ import pandas as pd
 from scipy import optimize, special  # not scipy.stats: ~1 s to import
 
 from bayesjudge.base import CI_PROB
-from bayesjudge.data import check_ci_prob
+from bayesjudge.data import DataValidationError, check_ci_prob, show_values
 from bayesjudge.data.annotations import align_outputs, validate_judge_outputs
 from bayesjudge.data.frames import as_pandas
+from bayesjudge.engine.messages import warn_user
 from bayesjudge.metrics import mse_to_phat
 from bayesjudge.models.preference.model import PreferenceDistribution
 from bayesjudge.models.preference.posterior import beta_raw_moments, unique_rows
 
 __all__ = ["alignment_error"]
+
+MIN_ITEMS = 30  # the interval's normal approximation over items (docstring)
 
 
 def alignment_error(
@@ -70,7 +73,8 @@ def alignment_error(
     Parameters
     ----------
     judge_prob : pandas.DataFrame
-        Judge outputs ``item, prob`` (P(B better)); every item must be annotated.
+        One judge's outputs ``item, prob`` (P(B better)); every item must be annotated.
+        A ``judge`` column with several judges is an error (one call per judge).
     preference_model : PreferenceDistribution
         Fitted on the annotations of those items.
     ci_prob : float
@@ -90,6 +94,11 @@ def alignment_error(
                         f"{type(preference_model).__name__}.")
     check_ci_prob(ci_prob)
     outputs = validate_judge_outputs(judge_prob)
+    if outputs.judge is not None and len(judges := list(pd.unique(outputs.judge))) > 1:
+        raise DataValidationError(
+            f"judge_prob.judge holds {len(judges)} judges {show_values(judges)}: the alignment "
+            f"error is one judge's (its items would count once per judge). Fix: one call per "
+            f"judge (judge_prob[judge_prob.judge == name]), or metric_table for every judge.")
     ac = preference_model.annotation_counts()
     counts = ac.counts[align_outputs(outputs, ac)]
     patterns, inverse = unique_rows(counts)
@@ -106,6 +115,10 @@ def alignment_error(
     # Posterior variance of the floor itself (items independent given the hyperparameters).
     var_floor = float((var_pattern * weight).sum()) / n ** 2
     se = float(np.sqrt(terms.var(ddof=1) / n + var_floor)) if n > 1 else np.inf
+    if n < MIN_ITEMS:
+        warn_user(f"alignment_error: {n} item(s); its interval is a normal approximation "
+                  f"over items (CLT), unreliable below {MIN_ITEMS} items"
+                  + (" and undefined for one (-inf, inf)" if n == 1 else "") + ".")
     centres = mse - floor_draws
     q = ((1 - ci_prob) / 2, (1 + ci_prob) / 2)
     if centres.size == 1 or not np.isfinite(se):

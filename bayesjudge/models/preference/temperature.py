@@ -34,6 +34,7 @@ from bayesjudge.data import (
     DataValidationError,
     check_ci_prob,
     check_unit_interval,
+    show_values,
     validate_labels,
 )
 from bayesjudge.data.annotations import (
@@ -195,9 +196,11 @@ class TemperatureScaling(BayesianModel):
         return post
 
     def _state(self):
-        return {"certain": {k: list(map(float, v)) for k, v in self._certain.items()}}
+        return {"certain": {k: list(map(float, v)) for k, v in self._certain.items()},
+                "judge": [self._judge]}
 
     def _set_state(self, state):
+        self._judge = state.get("judge", [None])[0]  # (saved before 2026-11-28: unknown)
         self._certain = {k: tuple(v) for k, v in state.get("certain", {}).items()}
         self._certain_ready = True
 
@@ -211,6 +214,9 @@ class TemperatureScaling(BayesianModel):
                 f"judge outputs holds {len(pd.unique(out.judge))} judges "
                 f"{list(pd.unique(out.judge))[:5]}; a temperature belongs to one judge. Fit "
                 f"one TemperatureScaling per judge (outputs[outputs.judge == name]).")
+        # the judge a temperature belongs to: predict refuses another judge's outputs
+        judge = None if out.judge is None else pd.unique(out.judge)[0]
+        self._judge = judge.item() if isinstance(judge, np.generic) else judge
         success, trials = _targets(out, labels)
         x = [_logit(out.prob)]
         s, n = [success], [trials]
@@ -361,6 +367,7 @@ class TemperatureScaling(BayesianModel):
         out = validate_judge_outputs(outputs)
         table = pd.DataFrame({"item": out.items})
         if out.judge is not None:
+            self._check_judge(out.judge)
             table["judge"] = out.judge
         pieces = [("prob", out.prob)]
         if out.prob_swapped is not None:
@@ -375,6 +382,17 @@ class TemperatureScaling(BayesianModel):
                     col[has] = v
                     table[f"{name}_calibrated{suffix}"] = col
         return table
+
+    def _check_judge(self, judge: np.ndarray) -> None:
+        """Refuse outputs of several judges, or of a judge other than the fitted one."""
+        judges = list(pd.unique(judge))
+        fitted = getattr(self, "_judge", None)
+        if len(judges) > 1 or (fitted is not None and judges[0] != fitted):
+            raise DataValidationError(
+                f"outputs.judge holds {show_values(judges)}, but this temperature was fitted "
+                f"on {'judge ' + repr(fitted) if fitted is not None else 'one judge'}: a "
+                f"temperature belongs to one judge. Fix: predict that judge's rows "
+                f"(outputs[outputs.judge == name]), and fit one TemperatureScaling per judge.")
 
     @classmethod
     def example_data(cls, random_seed: int = 0) -> ExampleData:
