@@ -360,3 +360,20 @@ def test_the_map_warning_s_python_advice_gives_way_to_the_command_line_s():
     assert line == ("MAP optimisation did not converge (STOP: TOTAL NO. OF ITERATIONS REACHED "
                     "LIMIT); the estimate may be off. With the CLI: add comparisons or try "
                     "--method nuts (no option sets priors).")
+
+
+def test_only_rank_is_told_to_map_columns(tmp_path, capsys):
+    """A missing or unused column: rank's messages offer --columns, which the other commands
+    do not have (report said "map them with --columns", an unrecognised argument there)."""
+    judgments = tmp_path / "j.csv"
+    judgments.write_text("item,verdict\na,1\nb,0\n")
+    calibration = tmp_path / "c.csv"
+    calibration.write_text("item,judge_label,human_label\nc,1,1\nd,0,0\ne,1,0\n")
+    assert main(["report", str(judgments), "--calibration", str(calibration)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Rename your columns to" in err
+    assert "--columns" not in err
+    comparisons = tmp_path / "r.csv"
+    comparisons.write_text("judge,a,b,outcome\nk,x,y,left\n")
+    assert main(["rank", str(comparisons), "--out", str(tmp_path / "o.csv")]) == 2
+    assert "map them with --columns THEIRS=ROLE" in capsys.readouterr().err

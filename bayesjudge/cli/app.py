@@ -331,18 +331,22 @@ _CLI_WORDS = (
     ("refit with method='nuts'", "rerun with {nuts}"),
     ("Fix: pass one of them as reference=", "Fix: pass one of them with --reference"),
     ("Fix: map your labels (", "Fix: map your labels with --outcomes LABEL=OUTCOME,... ("),
-    ("Rename your columns to", "Rename your columns (or map them with --columns "
-                               "THEIRS=ROLE,...) to"),
+    ("Rename your columns to", "Rename your columns{columns} to"),
     # the unused-column warning's pandas code: on the command line they are just ignored
     (re.compile(r"or drop the others \((df\.drop\(columns=\[.*?\]\)|df\[\[.*?\]\])\)"),
-     "or map it with --columns THEIRS=ROLE; the others are ignored"),
+     "{unused}"),
 )
+#: only ``rank`` maps columns (``--columns``); the other commands' files name them as documented
+_COLUMNS = {"rank": (" (or map them with --columns THEIRS=ROLE,...)",
+                     "or map it with --columns THEIRS=ROLE; the others are ignored")}
 
 
 def _cli_words(text: str, command: str | None = None) -> str:
     nuts = _FULL_POSTERIOR.get(command, "--method nuts")
+    columns, unused = _COLUMNS.get(command, ("", "otherwise it is ignored"))
     for python, cli in _CLI_WORDS:
-        cli = cli.replace("{nuts}", nuts)
+        cli = cli.replace("{nuts}", nuts).replace("{columns}", columns).replace(
+            "{unused}", unused)
         text = python.sub(cli, text) if isinstance(python, re.Pattern) else text.replace(
             python, cli)
     return text
