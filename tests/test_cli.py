@@ -119,7 +119,10 @@ def test_semicolon_and_tab_files_are_read(csv_files, tmp_path, sep, capsys):
     assert main(["aggregate", str(d / "votes.csv"), "--calibration", str(d / "labels.csv"),
                  "--out", str(ref)]) == 0
     pd.testing.assert_frame_equal(_read_exact(out), _read_exact(ref))
-    assert "error" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "error" not in err
+    # the decimal-comma confidences were read (a bad one is refused) and said to be unused
+    assert err.count("warning: votes.confidence is not used") == 1
 
 
 # ---------------------------------------------------------------------------- errors

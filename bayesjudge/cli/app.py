@@ -52,8 +52,9 @@ PCT = f"{100 * CI_PROB:g}%"
 EPILOG_AGGREGATE = """\
 file formats
   VOTES.csv   one row per sampled vote:  item,vote        (vote in -1, 0, +1;
-              +1 = first response better, -1 = second better, 0 = tie;
-              optional column confidence in [0, 1])
+              +1 = first response better, -1 = second better, 0 = tie; a
+              confidence column is checked, in [0, 1], and not used: the
+              aggregator counts the votes)
               or one row per item:       item,n_pos,n_tie,n_neg   (not both forms)
   LABELS.csv  gold labels for a small calibration subset: item,label (-1, 0, +1),
               with every label value present at least once

@@ -22,11 +22,13 @@ import pytensor.tensor as pt
 from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData
 from bayesjudge.data import (
     DataValidationError,
+    UnusedColumnWarning,
     align_calibration,
     check_ci_prob,
     validate_labels,
     validate_votes,
 )
+from bayesjudge.engine.messages import warn_user
 from bayesjudge.priors import Prior
 
 OUTCOMES = ("-1", "0", "+1")  # column order of every (..., 3) array below
@@ -196,6 +198,13 @@ class DavidsonAggregator(BayesianModel):
         self._check_options()
         self.resolved_priors()  # fail on bad priors before validation or compilation
         labels = validate_labels(labels)
+        if isinstance(votes, pd.DataFrame) and "confidence" in votes.columns:
+            warn_user(
+                "votes.confidence is not used: the Davidson aggregator's likelihood (eqs. 2-4) "
+                "counts each item's votes, whatever their confidence (the confidence-weighted "
+                "baselines are bayesjudge.baselines.soft_self_consistency and "
+                "ci_self_consistency). Fix: drop the column to fit quietly.",
+                UnusedColumnWarning)
         counts = align_calibration(validate_votes(votes), labels)
         _check_calibration(labels.values)
         y_idx = labels.values + 1  # -1, 0, +1 -> 0, 1, 2
