@@ -340,3 +340,26 @@ def test_bad_files_give_one_line(tmp_path, capsys, pred_text, labels_text, extra
                  "--out", str(out), "--boot", "100", *extra]) == 2
     assert expect in _one_error_line(capsys.readouterr().err)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["calibrate", "metrics"])
+def test_the_out_file_is_written_before_a_closed_stdout_ends_the_command(files, tmp_path,
+                                                                         command):
+    """`bayesjudge calibrate ... --out F | head -2`: the reader closes stdout; the command
+    ends (status 141, no traceback) with F written (calibrate printed its tables first and
+    never wrote F). Unbuffered output makes the first print after the close fail."""
+    import subprocess
+    import sys
+
+    d = files[0]
+    out = tmp_path / f"{command}.csv"
+    extra = ["--method", "batch"] if command == "calibrate" else []
+    proc = subprocess.Popen(
+        [sys.executable, "-u", "-m", "bayesjudge", command, str(d / "pred.csv"), "--labels",
+         str(d / "ann.csv"), "--boot", "100", "--out", str(out), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # before the command prints anything
+    err = proc.stderr.read()
+    assert proc.wait() == 141, err
+    assert b"Traceback" not in err
+    assert len(pd.read_csv(out)) > 0

@@ -195,6 +195,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     after = metric_table(output_table(pred, score, out["prob_calibrated"].to_numpy(),
                                   out["prob_swapped_calibrated"].to_numpy() if has_swap
                                   else None), counts, **kw)
+    out.to_csv(args.out, index=False)  # before printing: `| head` may close stdout
     how = f"{args.method} calibration" + (f" ({args.inference})" if args.method ==
                                          "temperature" else "")
     print(f"{how} of {len(pred)} prediction rows:")
@@ -212,7 +213,6 @@ def run_calibrate(args: argparse.Namespace) -> int:
     print(f"metric table on {where}; {100 * args.level:g}% bootstrap intervals "
           f"({args.boot} resamples):")
     print(format_table({"before": before, "after": after}))
-    out.to_csv(args.out, index=False)
     print(f"wrote {args.out}")
     return 0
 

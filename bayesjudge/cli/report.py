@@ -255,8 +255,9 @@ def run_report(args: argparse.Namespace) -> int:
     table = report_table(judgments, calibration, method=args.method, by_system=args.by == "system",
                          level=args.level, draws=args.draws, tune=args.tune, chains=args.chains,
                          seed=args.seed, cores=args.cores, progressbar=sys.stderr.isatty())
+    if args.out:  # before printing: `| head` may close stdout
+        table.to_csv(args.out, index=False)
     print(format_report(table, args.method, args.level))
     if args.out:
-        table.to_csv(args.out, index=False)
         print(f"wrote {args.out}")
     return 0

@@ -195,16 +195,18 @@ def run_metrics(args: argparse.Namespace) -> int:
     pred = read_predictions(args.predictions)
     counts, multi = read_labels(args.labels)
     labelled = labelled_rows(pred, counts, args.labels)
-    for note in coverage_notes(pred, counts, labelled):
-        print(note)
+    notes = coverage_notes(pred, counts, labelled)
     table = judge_metrics(pred.loc[labelled].reset_index(drop=True), counts, multi,
                           n_boot=args.boot, level=args.level, seed=args.seed)
+    if args.out:  # before printing: `| head` may close stdout
+        table.to_csv(args.out, index=False)
+    for note in notes:
+        print(note)
     items = pd.unique(pred["item"][labelled]).size
     print(f"metric table on {items} labelled items; {100 * args.level:g}% bootstrap intervals "
           f"({args.boot} resamples)" + ("; alignment_error: noise-corrected, interval from "
                                         "the preference model" if multi else "") + ":")
     print(format_table({"estimate": table}))
     if args.out:
-        table.to_csv(args.out, index=False)
         print(f"wrote {args.out}")
     return 0
