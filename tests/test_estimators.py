@@ -603,3 +603,8 @@ def test_wilson_interval_edges_default_and_errors():
         wilson_interval(3, 10, ci_prob=95)
     with pytest.raises(DataValidationError, match=r"trials must be an integer count"):
         wilson_interval(3, 10.5)
+    # an alpha where the level goes (wald_interval's convention) is refused, as
+    # lang_reiczigel_interval refuses a level where its alpha goes
+    with pytest.raises(DataValidationError, match=r"ci_prob must lie in \(0.5, 1\), got "
+                       r"ci_prob=0.05\. It asks for a 5% interval.*ci_prob=0.95"):
+        wilson_interval(7, 20, 0.05)

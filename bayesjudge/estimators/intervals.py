@@ -9,6 +9,7 @@ from numpy.typing import ArrayLike
 from scipy.special import ndtri  # the normal quantile (scipy.stats costs ~1 s to import)
 
 from bayesjudge.constants import CI_PROB
+from bayesjudge.data import DataValidationError
 from bayesjudge.estimators.validation import (
     Float,
     as_counts,
@@ -89,7 +90,8 @@ def wilson_interval(
     successes, trials : array_like of int
         Counts, broadcast together; ``successes <= trials``.
     ci_prob : float, default CI_PROB (0.95)
-        Coverage probability of the interval, in (0, 1).
+        Coverage probability of the interval, in (0.5, 1) (a level, where
+        :func:`wald_interval` and the Lang-Reiczigel interval take alpha = 1 - level).
 
     Returns
     -------
@@ -102,7 +104,7 @@ def wilson_interval(
     ------
     DataValidationError
         For counts that are not non-negative integers, ``successes > trials``, or
-        ``ci_prob`` outside (0, 1).
+        ``ci_prob`` outside (0.5, 1).
 
     References
     ----------
@@ -118,6 +120,11 @@ def wilson_interval(
     (0.2553, 0.3662)
     """
     ci_prob = check_ci_prob(ci_prob)
+    if ci_prob <= 0.5:  # as lang_reiczigel_interval's alpha check: the other convention
+        raise DataValidationError(
+            f"ci_prob must lie in (0.5, 1), got ci_prob={ci_prob:g}. It asks for a "
+            f"{100 * ci_prob:g}% interval. ci_prob is the level: for a 95% interval pass "
+            f"ci_prob=0.95 (wald_interval and lang_reiczigel_interval take alpha = 1 - level).")
     c = as_counts(successes=successes, trials=trials)
     check_at_most(
         "successes", "trials", c, "successes counts the trials with the outcome of interest."
