@@ -511,3 +511,33 @@ def test_parameter_recovery_coverage(truth):
     for name, k in covered.items():
         assert coverage_consistent(k, n_rep, 0.95, n_checks=len(covered)), (
             name, coverage, elapsed)
+
+
+def test_hierarchical_map_finds_the_mode_at_the_other_end():
+    """A system with no human-0 calibration item and every test item judged 1 (audit of
+    2026-11-28, on PandaLM): its data are fitted far better with accuracy near 0 and its
+    own specificity near 0 than with accuracy 1 (log density -38.9 against -46.9 here).
+    The closed-form start (its Rogan-Gladen estimate clipped to 0.98) found only the
+    worse mode, and ranking() put the system first with a rank interval [4, 4]; a
+    second start at the other end finds the better one, and every rank lies in its
+    interval."""
+    from bayesjudge.models.misclassification.starts import closed_form_start
+
+    judgments, calibration = simulate_misclassification(
+        theta=[0.3, 0.5, 0.7, 0.6], q0=0.85, q1=0.8, n=300, m0=25, m1=25, random_seed=3)
+    odd = "system_3"
+    judgments.loc[judgments["system"] == odd, "judge_label"] = 1
+    calibration = calibration[(calibration["system"] != odd)
+                              | (calibration["human_label"] == 1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = HierarchicalMisclassificationModel().fit(judgments, calibration)
+        ranking = model.ranking().set_index("system")
+    engine, counts = model._engine, model._fit_data.extra["counts"]
+    old = engine.find_map(x0=closed_form_start(engine, counts, pooled=True), laplace=False,
+                          newton=True)
+    assert model._map_result.logp > old.logp + 5  # the better mode, by far
+    assert np.asarray(old.point["accuracy"])[3] > 0.95  # (where the single start stopped)
+    assert ranking.loc[odd, "accuracy"] < 0.05 and ranking.loc[odd, "rank"] == 4
+    assert ((ranking["rank"] >= ranking["rank_lower"])
+            & (ranking["rank"] <= ranking["rank_upper"])).all()

@@ -50,7 +50,8 @@ def mirrored_start(engine) -> np.ndarray:
     return x
 
 
-def closed_form_start(engine, counts: MisclassificationCounts, pooled: bool) -> np.ndarray | None:
+def closed_form_start(engine, counts: MisclassificationCounts, pooled: bool,
+                      flip_clipped: bool = False) -> np.ndarray | None:
     """Newton's start at the closed-form estimates, or None where they say nothing useful.
 
     q0 = (tn + 1/2) / (m0 + 1), q1 = (tp + 1/2) / (m1 + 1) (summed over systems if
@@ -67,7 +68,13 @@ def closed_form_start(engine, counts: MisclassificationCounts, pooled: bool) -> 
     q1 = (np.asarray(cal.tp, float) + 0.5) / (np.asarray(cal.m1, float) + 1)
     if np.any(q0 + q1 <= 1.02):
         return None
-    theta = np.clip((np.asarray(counts.p_hat, float) + q0 - 1) / (q0 + q1 - 1), 0.02, 0.98)
+    raw = (np.asarray(counts.p_hat, float) + q0 - 1) / (q0 + q1 - 1)
+    theta = np.clip(raw, 0.02, 0.98)
+    if flip_clipped:  # the other end for the systems whose estimate left [0, 1]
+        outside = (raw < 0.02) | (raw > 0.98)
+        if not outside.any():
+            return None
+        theta = np.where(outside, 1 - theta, theta)
     value = {"accuracy": theta, "specificity": q0, "sensitivity": q1}
     x = engine.x0.copy()
     for name, where in engine.value_slices().items():
@@ -89,4 +96,10 @@ def map_starts(engine, counts: MisclassificationCounts, pooled: bool) -> list[np
     calibration, else the closed-form start (calibration pooled over systems if ``pooled``)."""
     if calibration_says_worse_than_chance(counts):
         return [mirrored_start(engine), None]
-    return [closed_form_start(engine, counts, pooled)]
+    # A system whose test share lies outside the judge's range [1 - q0, q1] (Rogan-Gladen
+    # outside [0, 1]) can have a second mode at the other end, reached by moving its own
+    # rates (a system without calibration items of one class, every test item judged 1):
+    # start there too, and the fit keeps the higher density.
+    flipped = closed_form_start(engine, counts, pooled, flip_clipped=True)
+    return [closed_form_start(engine, counts, pooled)] + ([flipped] if flipped is not None
+                                                           else [])
