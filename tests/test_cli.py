@@ -341,7 +341,7 @@ def test_a_closed_pipe_ends_quietly():
                                            ("calibrate", "--inference nuts"),
                                            ("aggregate", "--method nuts")])
 def test_the_library_advice_to_refit_by_nuts_is_given_as_the_command_s_option(command, flag):
-    from bayesjudge.cli.app import _cli_words
+    from bayesjudge.cli.messages import cli_words as _cli_words
 
     flagged = ("3 row(s) have Laplace intervals ... (laplace_ok=False): ['J7']. Refit with "
                "method='nuts' for their intervals.")
@@ -352,7 +352,8 @@ def test_the_library_advice_to_refit_by_nuts_is_given_as_the_command_s_option(co
 
 
 def test_the_map_warning_s_python_advice_gives_way_to_the_command_line_s():
-    from bayesjudge.cli.app import _advice, _cli_words
+    from bayesjudge.cli.messages import advice as _advice
+    from bayesjudge.cli.messages import cli_words as _cli_words
     from bayesjudge.engine import ConvergenceWarning
     from bayesjudge.engine.optim import NOT_CONVERGED_ADVICE
 

@@ -22,7 +22,8 @@ Modules: :mod:`~bayesjudge.cli.files` (input files, output paths),
 :mod:`~bayesjudge.cli.report` (the report table), :mod:`~bayesjudge.cli.rank`
 (``rank``), :mod:`~bayesjudge.cli.calibrate` (``calibrate``),
 :mod:`~bayesjudge.cli.scoring` (``metrics`` and the tables both share),
-:mod:`~bayesjudge.cli.app` (parser, checks, ``main``).
+:mod:`~bayesjudge.cli.app` (parser, checks, ``main``), :mod:`~bayesjudge.cli.messages` (the
+library's messages in the command's words).
 
 References: the aggregator follows Dadkhahi et al. (2025), Distribution-Calibrated
 Inference Time Compute for Thinking LLM-as-a-Judge, arXiv:2512.03019; the report

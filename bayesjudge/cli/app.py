@@ -27,13 +27,12 @@ from bayesjudge.cli.files import (
     one_line,
     read_table,
 )
+from bayesjudge.cli.messages import WarningPrinter, advice, cli_words
 from bayesjudge.cli.rank import add_rank_parser
 from bayesjudge.cli.report import EPILOG_REPORT, run_report
 from bayesjudge.constants import CI_PROB, __version__
 from bayesjudge.data.messages import DataValidationError
 from bayesjudge.engine.messages import (
-    NOT_CONVERGED_ADVICE,
-    ConvergenceWarning,
     FitError,
     progress_log,
 )
@@ -288,86 +287,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# what more data means for each command (the fix for a weakly identified fit)
-_MORE_DATA = {"rank": "comparisons", "metrics": "annotations", "calibrate": "labelled items"}
-_FULL_POSTERIOR = {"aggregate": "--method nuts", "rank": "--method nuts",
-                   "calibrate": "--inference nuts"}
-
-
-def _advice(category: type[Warning], text: str, args: argparse.Namespace) -> str:
-    """What the CLI user can do about a library warning (no flag sets priors)."""
-    from bayesjudge.estimators import BoundaryWarning  # (imported by the command that warned)
-    from bayesjudge.models.misclassification.model import IdentifiabilityWarning
-
-    data = _MORE_DATA.get(args.command, "calibration labels")
-    if issubclass(category, ConvergenceWarning) and "NUTS" in text:
-        if args.command == "demo":
-            return f" With the CLI: rerun with a larger --draws (now {args.draws})."
-        return (f" With the CLI: rerun with larger --tune and --draws (now {args.tune} and "
-                f"{args.draws}) or more --chains (now {args.chains}); if it persists, add "
-                f"{data}.")
-    if issubclass(category, ConvergenceWarning):
-        full = _FULL_POSTERIOR.get(args.command)
-        hint = f" or try {full}" if full and getattr(args, "method", "") != "nuts" else ""
-        return f" With the CLI: add {data}{hint} (no option sets priors)."
-    if issubclass(category, IdentifiabilityWarning):
-        return (" With the CLI: add calibration labels of both classes (no option sets "
-                "priors); the affected rows are flagged in the table.")
-    if issubclass(category, BoundaryWarning):
-        return " With the CLI: rerun with --method bayes."
-    if "prior" in text.lower():
-        return f" With the CLI: add {data} (no option sets priors)."
-    return ""
-
-
-#: The library's Python advice in its messages, as the command line's options say it.
-_CLI_WORDS = (
-    ("refit with method='nuts', or with the default priors (priors=None) if you set others.",
-     "rerun with {nuts}."),
-    # the MAP warning's Python advice: the CLI's own advice follows (_advice)
-    (NOT_CONVERGED_ADVICE, ""),
-    ("Read summarize()'s means for point values, or refit with method='nuts'.",
-     "Rerun with {nuts} for point values from the whole posterior."),
-    ("Refit with method='nuts'", "Rerun with {nuts}"),
-    ("refit with method='nuts'", "rerun with {nuts}"),
-    ("Fix: pass one of them as reference=", "Fix: pass one of them with --reference"),
-    ("Fix: map your labels (", "Fix: map your labels with --outcomes LABEL=OUTCOME,... ("),
-    ("Rename your columns to", "Rename your columns{columns} to"),
-    # the unused-column warning's pandas code: on the command line they are just ignored
-    (re.compile(r"or drop the others \((df\.drop\(columns=\[.*?\]\)|df\[\[.*?\]\])\)"),
-     "{unused}"),
-)
-#: only ``rank`` maps columns (``--columns``); the other commands' files name them as documented
-_COLUMNS = {"rank": (" (or map them with --columns THEIRS=ROLE,...)",
-                     "or map it with --columns THEIRS=ROLE; the others are ignored")}
-
-
-def _cli_words(text: str, command: str | None = None) -> str:
-    nuts = _FULL_POSTERIOR.get(command, "--method nuts")
-    columns, unused = _COLUMNS.get(command, ("", "otherwise it is ignored"))
-    for python, cli in _CLI_WORDS:
-        cli = cli.replace("{nuts}", nuts).replace("{columns}", columns).replace(
-            "{unused}", unused)
-        text = python.sub(cli, text) if isinstance(python, re.Pattern) else text.replace(
-            python, cli)
-    return text
-
-
-class _WarningPrinter:
-    """``warnings.showwarning`` for a CLI run: one ``warning: ...`` line per message."""
-
-    def __init__(self, args: argparse.Namespace):
-        self.args = args
-        self.seen: set[str] = set()
-
-    def __call__(self, message, category, filename, lineno, file=None, line=None):
-        text = _cli_words(one_line(message), self.args.command)
-        text += _advice(category, text, self.args)
-        if text not in self.seen:
-            self.seen.add(text)
-            print(f"warning: {text}", file=sys.stderr)
-
-
 def run() -> None:
     """The ``bayesjudge`` command: :func:`main` on ``sys.argv``, exiting with its status.
 
@@ -406,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("default")
             warnings.simplefilter("ignore", DeprecationWarning)
             warnings.simplefilter("ignore", PendingDeprecationWarning)
-        warnings.showwarning = _WarningPrinter(args)
+        warnings.showwarning = WarningPrinter(args)
         # the sampler's stages ("sampling 4 chains ...", "sampled in 3.2 s") on stderr
         progress = logging.StreamHandler(sys.stderr)
         progress.setFormatter(logging.Formatter("progress: %(message)s"))
@@ -422,19 +341,19 @@ def main(argv: list[str] | None = None) -> int:
         except (UsageError, DataValidationError) as exc:
             if args.debug:
                 raise
-            print(f"error: {_cli_words(one_line(exc), args.command)}", file=sys.stderr)
+            print(f"error: {cli_words(one_line(exc), args.command)}", file=sys.stderr)
             return 2
         except FitError as exc:
             if args.debug:
                 raise
-            print(f"error: the fit failed: {_cli_words(one_line(exc), args.command)}",
+            print(f"error: the fit failed: {cli_words(one_line(exc), args.command)}",
                   file=sys.stderr)
             return 1
         except Warning as exc:  # turned into an error by -W error / PYTHONWARNINGS
             if args.debug:
                 raise
             text = one_line(exc)
-            print(f"error: {text}{_advice(type(exc), text, args)}", file=sys.stderr)
+            print(f"error: {text}{advice(type(exc), text, args)}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:
             print("error: interrupted", file=sys.stderr)
