@@ -218,8 +218,10 @@ def find_mode(
     if np.max(np.abs(best.x)) > 30:
         warn_user(
             "MAP estimate is at |value| > 30 on the unconstrained scale: the data "
-            "barely identify a parameter (e.g. separable labels under a flat prior). "
-            "Use the default weakly-informative priors or more calibration data.",
+            "barely identify a parameter, or put it at the edge of its range (separable "
+            "labels, a rate of exactly 0 or 1); its interval says how well it is known. "
+            "Under priors='flat' use the default weakly-informative priors; else add "
+            "calibration data.",
             ConvergenceWarning,
         )
     return best
