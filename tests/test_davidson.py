@@ -143,6 +143,21 @@ def test_map_flat_matches_scipy_reference_on_pandalm(davidson_map_flat):
     assert len(pred) == labels["item"].nunique()
 
 
+def test_observed_data_and_pointwise_loglik_carry_the_item_ids(davidson_data, davidson_map,
+                                                               davidson_nuts):
+    """LOO's Pareto k per item can be traced to the item (they were numbered 0..n-1)."""
+    _, labels = davidson_data
+    ids = labels["item"].tolist()  # the calibration items, in their order
+    for fit in (davidson_map, davidson_nuts):
+        idata = fit.idata_
+        assert idata.observed_data["label"].coords["item"].values.tolist() == ids
+        assert idata.log_likelihood["label"].coords["item"].values.tolist() == ids
+        np.testing.assert_array_equal(idata.observed_data["label"].values,
+                                      labels["label"].to_numpy())
+        assert idata.observed_data["vote_counts"].coords["outcome"].values.tolist() == [
+            "-1", "0", "+1"]
+
+
 def test_default_priors_are_weak(davidson_map, davidson_map_flat):
     # N(0, 5) / N(0, 3) barely move a 400-item MLE.
     np.testing.assert_allclose(_params(davidson_map), _params(davidson_map_flat), atol=0.01)

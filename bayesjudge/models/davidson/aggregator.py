@@ -216,7 +216,10 @@ class DavidsonAggregator(BayesianModel):
         s, t = vote_features(patterns, self.alpha, self.kappa)
         return FitData(
             data={"margin_feature": s, "tie_feature": t, "label_counts": label_counts},
-            coords={"pattern": np.arange(len(patterns))},
+            # item ids on the observed data and the pointwise log-likelihood (LOO's
+            # Pareto k per item), as the other models name theirs
+            coords={"pattern": np.arange(len(patterns)),
+                    "item": np.asarray(labels.items, dtype=object), "outcome": list(OUTCOMES)},
             # The vote counts go into observed_data too: compare() checks that fits
             # saw the same data, and labels alone do not identify a data set.
             observed={
