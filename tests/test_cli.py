@@ -381,3 +381,14 @@ def test_only_rank_is_told_to_map_columns(tmp_path, capsys):
     comparisons.write_text("judge,a,b,outcome\nk,x,y,left\n")
     assert main(["rank", str(comparisons), "--out", str(tmp_path / "o.csv")]) == 2
     assert "map them with --columns THEIRS=ROLE" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [
+    ["rank", "c.csv", "--out", "o.csv", "--draws", "-5"],  # MAP: the value is still wrong
+    ["calibrate", "p.csv", "--labels", "l.csv", "--out", "o.csv", "--tune", "0"],
+])
+def test_a_wrong_nuts_value_is_refused_under_map_too(argv, tmp_path, capsys):
+    argv = [str(tmp_path / a) if a.endswith(".csv") else a for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --") and err.count("\n") == 1, err

@@ -101,8 +101,7 @@ def add_calibrate_parsers(sub, add_nuts_options, add_common, check_level, check_
         check_boot(args.boot)
         check_seed(args.seed)
         temperature = args.method == "temperature"
-        if args.inference == "nuts":
-            check_nuts(args.draws, args.tune, args.chains)
+        check_nuts(args.draws, args.tune, args.chains)  # a wrong value, whatever the method
         for flag, given in (("--inference nuts", args.inference == "nuts"),
                             ("--bias", args.bias), ("--holdout", args.holdout is not None)):
             if given and not temperature:

@@ -93,8 +93,7 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
     def check(args: argparse.Namespace) -> None:
         check_level(args.level)
         check_mapping_options(args)
-        if args.method == "nuts":
-            check_nuts(args.draws, args.tune, args.chains)
+        check_nuts(args.draws, args.tune, args.chains)  # a wrong value, whatever the method
         check_seed(args.seed)
         check_ordinal(args)
         if args.model == "davidson-bt" and args.kind == "soft":
