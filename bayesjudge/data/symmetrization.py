@@ -150,7 +150,7 @@ def symmetrized_cells(comparisons: pd.DataFrame | Comparisons) -> Comparisons:
     comps, cell, _, p, w = collapse_rows_with_values(comparisons)
     if comps.kind == "hard":
         return _symmetrize_cells(comps)
-    first, partner, p_sym = _pairs(comps)
+    pairs = first, partner, p_sym = _pairs(comps)
     if not first.any():
         return comps
     mean = comps.prob_sum / comps.n
@@ -160,13 +160,15 @@ def symmetrized_cells(comparisons: pd.DataFrame | Comparisons) -> Comparisons:
     # p - mean is exactly 0 for a cell of one row: its verdict is exactly eq. 3's
     own = np.bincount(cell * 3 + outcome_code(shifted[cell] + (p - mean[cell])), weights=w,
                       minlength=3 * len(comps)).reshape(-1, 3)
-    return _symmetrize_cells(replace(comps, outcomes=own), own_verdicts=True)
+    return _symmetrize_cells(replace(comps, outcomes=own), own_verdicts=True, pairs=pairs)
 
 
-def _symmetrize_cells(comps: Comparisons, own_verdicts: bool = False) -> Comparisons:
+def _symmetrize_cells(comps: Comparisons, own_verdicts: bool = False,
+                      pairs: tuple | None = None) -> Comparisons:
     """Eq. 3 on cells; ``own_verdicts``: ``comps.outcomes`` of a soft table hold each row's
-    debiased verdict (:func:`symmetrized_cells`), turned around like hard verdicts."""
-    first, partner, p_sym = _pairs(comps)
+    debiased verdict (:func:`symmetrized_cells`), turned around like hard verdicts;
+    ``pairs``: :func:`_pairs` of ``comps`` where the caller has it."""
+    first, partner, p_sym = _pairs(comps) if pairs is None else pairs
     if not first.any():
         return comps
     other = partner[first]

@@ -411,14 +411,19 @@ def read_flags(text: str | None, name: str, shape: tuple[int, ...]) -> np.ndarra
 
 def warn_flagged(table, label: list[str]):
     """Warn naming the rows of ``table`` whose ``laplace_ok`` is False; returns ``table``."""
-    bad = table.loc[~table["laplace_ok"].to_numpy(bool), label]
-    if len(bad):
-        rows = [" / ".join(map(str, r)) for r in bad.itertuples(index=False)]
+    bad = ~table["laplace_ok"].to_numpy(bool)
+    if bad.any():
         warn_user(
-            f"{len(rows)} row(s) have Laplace intervals that the Gaussian approximation cannot "
-            f"be trusted for (laplace_ok=False): {rows[:10]}{' ...' if len(rows) > 10 else ''}. "
+            f"{bad.sum()} row(s) have Laplace intervals that the Gaussian approximation cannot "
+            f"be trusted for (laplace_ok=False): {_row_names(table, bad, label)}. "
             f"Refit with method='nuts' for their intervals.")
     return table
+
+
+def _row_names(table, which: np.ndarray, label: list[str], k: int = 10) -> str:
+    """The first ``k`` rows where ``which`` holds, named by their ``label`` columns."""
+    rows = [" / ".join(map(str, r)) for r in table.loc[which, label].itertuples(index=False)]
+    return f"{rows[:k]}{' ...' if len(rows) > k else ''}"
 
 
 def warn_point_outside(table, label: list[str], columns: list[str], where: str):
@@ -436,10 +441,9 @@ def warn_point_outside(table, label: list[str], columns: list[str], where: str):
         out |= (value < table[f"{col}_lower"].to_numpy(float)) \
             | (value > table[f"{col}_upper"].to_numpy(float))
     if out.any():
-        rows = [" / ".join(map(str, r)) for r in table.loc[out, label].itertuples(index=False)]
         warn_user(
-            f"{where}: {len(rows)} row(s) have a MAP {' or '.join(columns)} outside its own "
-            f"interval: {rows[:10]}{' ...' if len(rows) > 10 else ''}. The intervals come "
+            f"{where}: {out.sum()} row(s) have a MAP {' or '.join(columns)} outside its own "
+            f"interval: {_row_names(table, out, label)}. The intervals come "
             f"from draws that integrate the model's scales, the MAP is the joint mode, which "
             f"a hierarchical model can put where the posterior has almost no mass. Read "
             f"summarize()'s means for point values, or refit with method='nuts'.")
