@@ -70,7 +70,7 @@ def test_missing_values_and_columns_raise():
     with pytest.raises(DataValidationError, match="missing value"):
         validate_annotations(_ann(["A", None]))
     with pytest.raises(DataValidationError, match="missing column"):
-        validate_annotations(pd.DataFrame({"item": [1], "label": ["A"]}))
+        validate_annotations(pd.DataFrame({"item": [1], "annotator": ["r1"]}))
     with pytest.raises(DataValidationError, match="empty"):
         validate_annotations(_ann([]))
 
@@ -134,3 +134,18 @@ def test_annotation_counts_pass_through():
     ac = AnnotationCounts(pd.Index(["a"], name="item"), np.array([[1, 0, 2]]))
     assert validate_annotations(ac) is ac
     assert len(ac.take([0])) == 1
+
+
+def test_one_label_per_item_without_annotators():
+    """``item, label`` is one label per item; ``item, label, n`` n labels of a value."""
+    ac = validate_annotations(pd.DataFrame({"item": ["07", "7", "x"], "label": ["B", 0, "tie"]}))
+    assert ac.items.tolist() == ["07", "7", "x"]
+    assert ac.counts.tolist() == [[0, 0, 1], [1, 0, 0], [0, 1, 0]]
+    counted = validate_annotations(pd.DataFrame({"item": ["a", "a", "b"], "label": ["A", "B", "B"],
+                                                 "n": [3, 2, 1]}))
+    assert counted.counts.tolist() == [[3, 0, 2], [0, 0, 1]]
+    with pytest.raises(DataValidationError, match="gold has no annotator column but repeats an "
+                                                  "item: \\['a'\\]"):
+        validate_annotations(pd.DataFrame({"item": ["a", "a"], "label": ["A", "B"]}), name="gold")
+    with pytest.raises(DataValidationError, match="repeats an \\(item, label\\) pair"):
+        validate_annotations(pd.DataFrame({"item": ["a", "a"], "label": ["A", "A"], "n": [1, 2]}))

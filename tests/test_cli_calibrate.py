@@ -322,7 +322,7 @@ def test_output_must_not_overwrite_an_input(files, capsys):
      "hold only one class"),
     ("item,prob\na,0.8\nb,0.3\n", "item,label\na,B\na,A\n", [], "no annotator column"),
     ("item,prob\na,0.8\nb,0.3\n", "item,annotator,label\na,u,B\nb,u,C\n", [],
-     "annotations.label must be one of"),
+     "labels.label must be one of"),
     ("item,prob\n07,0.8\n08,0.3\n", "item,label\n7,A\n8,B\n", [], "'7' is not '07'"),
     ("item,prob\na,0.8\nb,0.3\n", "item,vote\na,1\n", [], "no column(s) ['label']"),
     ("item,prob,judge\na,0.8,x\nb,0.3,y\n", "item,label\na,B\nb,A\n",

@@ -60,6 +60,26 @@ def test_hard_label_map_is_the_nll_fit(sim, bias):
         np.testing.assert_allclose(fit.map_["bias"], b_ref, atol=1e-6)
 
 
+def test_hard_labels_as_a_b_and_tie_read_as_the_command_line_reads_them(sim):
+    """item,label with A / B (the CLI's --labels file) is the 0 / 1 fit; a tie-labelled
+    item is left out with a warning, as tie annotations are."""
+    labels = _hard_labels(sim)
+    outputs = sim.outputs[["item", "prob"]]
+    ref = TemperatureScaling(priors="flat").fit(outputs, labels).map_["temperature"]
+    letters = labels.assign(label=labels["label"].map({0: "a", 1: " B "}))
+    fit = TemperatureScaling(priors="flat").fit(outputs, letters)
+    np.testing.assert_allclose(fit.map_["temperature"], ref, rtol=1e-9)
+    tied = letters.assign(label=letters["label"].where(letters.index != 0, "tie"))
+    with pytest.warns(UserWarning, match="1 judged item\\(s\\) have only tie"):
+        left_out = TemperatureScaling(priors="flat").fit(outputs, tied)
+    without = TemperatureScaling(priors="flat").fit(outputs.iloc[1:], labels.iloc[1:])
+    np.testing.assert_allclose(left_out.map_["temperature"], without.map_["temperature"],
+                               rtol=1e-9)
+    with pytest.raises(DataValidationError, match="labels has no annotator column but "
+                                                  "repeats an item"):
+        TemperatureScaling().fit(outputs, pd.concat([letters, letters.iloc[:1]]))
+
+
 @pytest.mark.parametrize("bias", [False, True])
 def test_annotation_count_map_is_the_binomial_fit(sim, bias):
     outputs = sim.outputs[["item", "prob"]]

@@ -21,7 +21,7 @@ import pandas as pd
 
 from bayesjudge.cli.files import read_table
 from bayesjudge.constants import CI_PROB
-from bayesjudge.data import DataValidationError, show_rows, show_values
+from bayesjudge.data import DataValidationError, show_values
 from bayesjudge.data.annotations import (
     AnnotationCounts,
     validate_annotations,
@@ -39,18 +39,7 @@ def read_labels(path: str) -> tuple[AnnotationCounts, bool]:
         raise DataValidationError(
             f"labels file {path!r} has no column(s) {missing} (columns: {list(df.columns)}); "
             f"it needs item,annotator,label or item,label.")
-    if "annotator" not in df.columns and "n" in df.columns:  # item,label,n: one row per label
-        df = df.assign(annotator=df["label"].astype(str))
-    if "annotator" not in df.columns:
-        dup = df["item"].duplicated().to_numpy()
-        if dup.any():
-            raise DataValidationError(
-                f"labels.item repeats {show_values(pd.unique(df['item'][dup]))} (at "
-                f"{show_rows(df.index[dup])}) but the file "
-                f"has no annotator column; give one label per item, or add a column "
-                f"annotator for several annotators per item.")
-        df = df.assign(annotator="label")
-    counts = validate_annotations(df)
+    counts = validate_annotations(df, name="labels")
     return counts, bool((counts.m > 1).any())
 
 

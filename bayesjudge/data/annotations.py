@@ -121,7 +121,8 @@ class JudgeOutputs:
 
 
 def validate_annotations(
-    annotations: pd.DataFrame | AnnotationCounts, *, allow_ties: bool = True
+    annotations: pd.DataFrame | AnnotationCounts, *, allow_ties: bool = True,
+    name: str = "annotations",
 ) -> AnnotationCounts:
     """Validate an annotations table and collapse it to per-item counts.
 
@@ -130,8 +131,13 @@ def validate_annotations(
     annotations : pandas.DataFrame or AnnotationCounts
         Columns ``item``, ``annotator``, ``label``; label "A", "B" or "tie"
         (any letter case) or 0 / 1, read as A / B (paper: Y = 1 means B better).
+        Without an ``annotator`` column each row is one label: ``item, label`` (one
+        label per item, e.g. a gold or majority label) or ``item, label, n`` (n
+        labels of that value; one row per item and label).
     allow_ties : bool
         False declares the label set {A, B}: a tie label then raises.
+    name : str
+        The table's name in error messages (the argument the user passed).
 
     Returns
     -------
@@ -148,17 +154,19 @@ def validate_annotations(
         if not allow_ties and annotations.has_ties:
             raise DataValidationError(_tie_message(annotations.items[annotations.counts[:, 1] > 0]))
         return annotations
-    df = require_frame(annotations, "annotations", ["item", "annotator", "label"])
-    warn_unused_columns(df, "annotations")
-    df, weight = apply_counts(df, "annotations")
-    check_no_missing(df, "annotations", ["item", "annotator", "label"])
+    df = require_frame(annotations, name, ["item", "label"])
+    if "annotator" not in df.columns:
+        df = _one_row_per_label(df, name)
+    warn_unused_columns(df, "annotations", name)
+    df, weight = apply_counts(df, name)
+    check_no_missing(df, name, ["item", "annotator", "label"])
     raw = df["label"]
     keys = raw.map(_label_key)
     codes = keys.map(_CODES)
     bad = codes.isna().to_numpy()
     if bad.any():
         raise DataValidationError(
-            f"annotations.label must be one of 'A', 'B', 'tie' (or 0 = A better, 1 = B "
+            f"{name}.label must be one of 'A', 'B', 'tie' (or 0 = A better, 1 = B "
             f"better); found {show_values(pd.unique(raw[bad]))} at "
             f"{show_rows(df.index[bad])}. Map your labels onto A / B / tie."
         )
@@ -169,7 +177,7 @@ def validate_annotations(
     if dup.any():
         pairs = list(zip(df["item"][dup], df["annotator"][dup]))
         raise DataValidationError(
-            f"annotations has {int(dup.sum())} duplicated (item, annotator) row(s), e.g. "
+            f"{name} has {int(dup.sum())} duplicated (item, annotator) row(s), e.g. "
             f"{show_values(pairs, 3)} at {show_rows(df.index[dup], 3)}; each annotator "
             f"labels an item once. Keep one row per pair (or give repeated labels distinct "
             f"annotator ids if they are independent draws)."
@@ -178,6 +186,24 @@ def validate_annotations(
     counts = np.zeros((len(items), 3), dtype=np.int64)
     np.add.at(counts, (item_codes, codes), 1 if weight is None else weight)
     return AnnotationCounts(pd.Index(items, name="item"), counts)
+
+
+def _one_row_per_label(df: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``item, label`` (one label per item) or ``item, label, n`` as annotation rows."""
+    if COUNT in df.columns:  # n labels of one value: (item, label) names the group
+        key, what = ["item", "label"], "an (item, label) pair"
+    else:
+        key, what = ["item"], "an item"
+    dup = df.duplicated(key).to_numpy()
+    if dup.any():
+        shown = (pd.unique(df["item"][dup]) if len(key) == 1
+                 else list(zip(df["item"][dup], df["label"][dup])))
+        raise DataValidationError(
+            f"{name} has no annotator column but repeats {what}: "
+            f"{show_values(shown)} at {show_rows(df.index[dup])}. "
+            f"Fix: give one label per item (or one row per item and label with a count n), "
+            f"or add an annotator column for several annotators per item.")
+    return df.assign(annotator=df["label"].astype(str) if COUNT in df.columns else "label")
 
 
 def _label_key(value) -> str | None:

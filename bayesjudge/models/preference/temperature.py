@@ -32,10 +32,10 @@ from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData
 from bayesjudge.data import (
     BINARY,
     DataValidationError,
+    Labels,
     check_ci_prob,
     check_unit_interval,
     show_values,
-    validate_labels,
 )
 from bayesjudge.data.annotations import (
     AnnotationCounts,
@@ -70,9 +70,10 @@ class TemperatureScaling(BayesianModel):
         T = e^{\log T} > 0
 
     (b = 0 unless ``bias=True``). Each judged item contributes
-    ``s ~ Binomial(n, p~)``: with hard labels (``item, label``, label 1 = B
-    better) n = 1 and the MAP with ``priors="flat"`` is the usual NLL
-    temperature fit; with an annotations table (``item, annotator, label``)
+    ``s ~ Binomial(n, p~)``: with hard labels (``item, label``; label A / B, or
+    1 = B better and 0 = A better; an item labelled tie is left out) n = 1 and
+    the MAP with ``priors="flat"`` is the usual NLL temperature fit; with an
+    annotations table (``item, annotator, label``)
     s = k_B of n = k_A + k_B annotators (tie annotations are left out, as the
     paper leaves tie-labelled items out of calibration), which calibrates the
     judge to the preference distribution p* rather than to a majority label.
@@ -410,11 +411,14 @@ class TemperatureScaling(BayesianModel):
 
 
 def _targets(out: JudgeOutputs, labels) -> tuple[np.ndarray, np.ndarray]:
-    """Successes (B better) and trials per judge-output row, from labels or annotations."""
-    if isinstance(labels, AnnotationCounts) or (
-        isinstance(labels, pd.DataFrame) and "annotator" in labels.columns
-    ):
-        ac = validate_annotations(labels)
+    """Successes (B better) and trials per judge-output row, from labels or annotations.
+
+    A table (``item, label`` or ``item, annotator, label``) is read as annotations, with
+    their labels (A / B / tie or 0 = A, 1 = B), as the command line reads it; validated
+    gold :class:`~bayesjudge.data.Labels` are 0 / 1 (1 = B better).
+    """
+    if not isinstance(labels, Labels):
+        ac = validate_annotations(labels, name="labels")
         counts = ac.counts[align_outputs(out, ac)]
         success, trials = counts[:, 2], counts[:, 0] + counts[:, 2]
         only_ties = trials == 0
@@ -425,7 +429,12 @@ def _targets(out: JudgeOutputs, labels) -> tuple[np.ndarray, np.ndarray]:
                 f"metrics).", UserWarning, stacklevel=4)
         check_both_classes(success, trials, "the calibration annotations")
         return success.astype(np.int64), trials.astype(np.int64)
-    lab = validate_labels(labels, allowed=BINARY, name="labels")
+    lab = labels
+    if not np.isin(lab.values, BINARY).all():
+        raise DataValidationError(
+            f"labels hold values {show_values(pd.unique(lab.values[~np.isin(lab.values, BINARY)]))}"
+            f"; TemperatureScaling needs 1 = B better, 0 = A better. Fix: pass the table "
+            f"(item, label with A / B / tie) instead.")
     ac = AnnotationCounts(lab.items, np.stack([1 - lab.values, 0 * lab.values, lab.values], 1))
     pos = align_outputs(out, ac)
     y = lab.values[pos]
