@@ -216,6 +216,27 @@ def test_predict_keeps_every_row_in_input_order(name, method, examples, map_fits
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_predict_lines_up_with_the_callers_index(name, examples, map_fits):
+    """A per-row predict keeps the caller's index (``df.join(predict(df))`` on a filtered,
+    string-indexed table gives every row its own prediction); a per-id one gives one row
+    per id, whatever the index."""
+    model, example = map_fits[name], examples[name]
+    if example.id_column is None:
+        return
+    data = example.predict_args[0]
+    labelled = data.set_axis([f"row{i}" for i in range(len(data))])
+    pred = model.predict(labelled, *example.predict_args[1:])
+    if len(pred) != len(data):  # per id (item, battle)
+        assert len(pred) == len(pd.unique(data[example.id_column]))
+        return
+    assert pred.index.equals(labelled.index)
+    every_other = labelled.iloc[1::2]
+    added = [c for c in pred.columns if c not in data.columns]
+    joined = every_other.join(model.predict(every_other, *example.predict_args[1:])[added])
+    pd.testing.assert_frame_equal(joined[added], pred.loc[every_other.index, added])
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_ci_prob_is_validated(name, examples, nuts_fits):
     model = nuts_fits[name]
     for bad in (0.0, 1.0, 95):

@@ -77,7 +77,8 @@ class OrdinalReports:
         Returns
         -------
         pandas.DataFrame
-            The input columns, one row per input row in input order, plus ``p_<level>``
+            The input columns, one row per input row in input order with
+            the input's index, plus ``p_<level>``
             for every level in ``levels`` order (summing to 1), then ``p_left``,
             ``p_tie``, ``p_right`` (the levels above, at and below the middle: 0 tie
             for an even number of levels; left out where a level's own column has that
@@ -107,7 +108,7 @@ class OrdinalReports:
             if nuts:
                 lo[part], hi[part] = np.quantile(p, [(1 - ci_prob) / 2, (1 + ci_prob) / 2],
                                                  axis=0)
-        out = pairs.reset_index(drop=True).copy()
+        out = pairs.copy()  # the caller's index: df.join(predict(df)) lines up
         for j, name in enumerate(names):
             if j >= k and name in names[:k]:  # a level's column: never overwritten
                 continue

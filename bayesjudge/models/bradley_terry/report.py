@@ -93,7 +93,8 @@ class PairwiseReports:
         Returns
         -------
         pandas.DataFrame
-            The input columns, one row per input row in input order, plus
+            The input columns, one row per input row in input order with
+            the input's index, plus
             ``p_left``, ``p_tie`` (0 for BT models), ``p_right`` (posterior
             means under NUTS, the MAP plug-in under MAP) and, for NUTS fits,
             ``p_*_lower`` / ``p_*_upper``. Computed in chunks of rows: memory
@@ -116,7 +117,7 @@ class PairwiseReports:
             if nuts:
                 lo[part], hi[part] = np.quantile(probs, [(1 - ci_prob) / 2, (1 + ci_prob) / 2],
                                                  axis=0)
-        out = pairs.reset_index(drop=True).copy()
+        out = pairs.copy()  # the caller's index: df.join(predict(df)) lines up
         for j, name in enumerate(("left", "tie", "right")):
             out[f"p_{name}"] = mean[:, j]
             if nuts:

@@ -373,7 +373,10 @@ class PreferenceDistribution(BayesianModel):
         Returns
         -------
         pandas.DataFrame
-            ``item, k_a, k_tie, k_b, m, p_hat`` (= k_B / m), ``p_b`` (P(B better)),
+            ``item, k_a, k_tie, k_b, m, p_hat`` (= k_B / m, the paper's multi-annotator
+            mean of 1{B better}, the raw counterpart of ``p_b``; the alignment metrics'
+            target, :func:`~bayesjudge.metrics.reference_labels`, counts a tie as half
+            a B vote instead), ``p_b`` (P(B better)),
             ``p_b_lower``, ``p_b_upper`` and, with ties, ``p_tie`` with its interval.
             ``p_b`` is the posterior mean (MAP fits: at the MAP hyperparameters,
             an empirical-Bayes interval); under ``priors="flat"`` a MAP fit reports

@@ -352,7 +352,8 @@ class TemperatureScaling(BayesianModel):
         return mean, lo, hi
 
     def predict(self, outputs: pd.DataFrame, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
-        """Calibrated probabilities for every row of a judge-outputs table (input order).
+        """Calibrated probabilities for every row of a judge-outputs table (input order,
+        with the input's index).
 
         Returns
         -------
@@ -366,7 +367,9 @@ class TemperatureScaling(BayesianModel):
         self._check_fitted()
         check_ci_prob(ci_prob)
         out = validate_judge_outputs(outputs)
-        table = pd.DataFrame({"item": out.items})
+        # the caller's index (no row is dropped): outputs.join(predict(outputs)) lines up
+        index = outputs.index if isinstance(outputs, pd.DataFrame) else None
+        table = pd.DataFrame({"item": out.items}, index=index)
         if out.judge is not None:
             self._check_judge(out.judge)
             table["judge"] = out.judge
