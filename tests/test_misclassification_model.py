@@ -221,6 +221,26 @@ def test_non_identifiable_warns_and_posterior_is_wide(reference_fits):
     assert acc["upper"] - acc["lower"] > 0.8
 
 
+def test_partial_pooling_names_a_system_whose_own_calibration_is_chance():
+    """Under pooling the fit checks the pooled calibration only; ranking() and predict()
+    name the system whose q0 + q1 <= 1 lies inside its interval (the CLI's flag)."""
+    counts = validate_judgment_counts(
+        [300, 250, 200, 100], [500] * 4, [45, 44, 46, 5], [50, 50, 50, 20],
+        [43, 45, 44, 6], [50, 50, 50, 20], systems=["a", "b", "c", "d"])
+    model = HierarchicalMisclassificationModel(pooling="partial", random_seed=1).fit(counts)
+    post = model.idata_.posterior
+    youden = (post["specificity"] + post["sensitivity"]).values.reshape(-1, 4)
+    lower = np.quantile(youden, 0.05, axis=0)
+    assert lower[3] <= 1 < lower[:3].min()  # d only, by the draws themselves
+    for report in (model.ranking, model.predict):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            report(ci_prob=0.9)
+        named = [str(w.message) for w in caught if issubclass(w.category,
+                                                               IdentifiabilityWarning)]
+        assert len(named) == 1 and "1 system(s) (d: P(q0 + q1 <= 1) = " in named[0]
+
+
 def _tables():
     judgments = pd.DataFrame({"item": [1, 2, 3, 4], "judge_label": [1, 0, 1, 1]})
     calibration = pd.DataFrame(

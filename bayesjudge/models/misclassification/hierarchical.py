@@ -27,9 +27,11 @@ from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData
 from bayesjudge.data import DataValidationError, check_calibration_classes, check_ci_prob
 from bayesjudge.engine.diagnostics import share_mcse
 from bayesjudge.engine.laplace_check import warn_flagged
+from bayesjudge.engine.messages import warn_user
 from bayesjudge.models.misclassification.model import (
     OBS,
     PROBABILITIES,
+    IdentifiabilityWarning,
     as_counts,
     binomial_loglik,
     counts_arrays,
@@ -316,6 +318,7 @@ class HierarchicalMisclassificationModel(BayesianModel):
         ok = {q: self.laplace_ok(q) for q in draws} if point is not None else None
         table = posterior_table(draws, ci_prob, systems=self.systems_, point=point,
                                 include_draws=include_draws, laplace_ok=ok)
+        self._warn_weakly_identified(ci_prob)
         return table.sort_values(
             ["system", "quantity"], key=_system_order(self.systems_), ignore_index=True
         )
@@ -350,7 +353,34 @@ class HierarchicalMisclassificationModel(BayesianModel):
         if laplace:
             out["laplace_ok"] = self.laplace_ok("accuracy")
             warn_flagged(out, ["system"])
+        self._warn_weakly_identified(ci_prob)
         return out.sort_values("rank", kind="stable").reset_index(drop=True)
+
+    def _warn_weakly_identified(self, ci_prob: float) -> None:
+        """Under pooling, name the systems whose q0 + q1 <= 1 lies inside its interval.
+
+        ``pooling="none"`` warns at fit from each system's own calibration estimates;
+        pooled fits have one check of the pooled estimates there, so a system whose own
+        calibration items leave the judge no better than chance is named here, from the
+        posterior, as the command line's ``weakly-identified`` flag does.
+        """
+        if self.pooling == "none":
+            return
+        post, k = self._posterior(), len(self.systems_)
+        youden = (post["specificity"].values.reshape(-1, k)
+                  + post["sensitivity"].values.reshape(-1, k))
+        lower = np.quantile(youden, (1 - ci_prob) / 2, axis=0)
+        weak = np.flatnonzero(lower <= 1)
+        if weak.size:
+            shown = ", ".join(f"{self.systems_[i]}: P(q0 + q1 <= 1) = "
+                              f"{float(np.mean(youden[:, i] <= 1)):.2f}" for i in weak[:10])
+            warn_user(
+                f"q0 + q1 <= 1 lies inside the {ci_prob:.0%} interval for {weak.size} "
+                f"system(s) ({shown}): the judge may be no better than chance on them, so "
+                f"their accuracy is weakly identified and its interval leans on the pooling "
+                f"prior. Label more calibration items of these systems, or check that "
+                f"judge_label = 1 and human_label = 1 both mean 'correct'.",
+                IdentifiabilityWarning)
 
     def differences(self, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
         """Posterior of theta_a - theta_b for every pair of systems (a before b).
