@@ -21,6 +21,7 @@ __all__ = ["ModelFileError", "read_model_file", "warn_if_other_version", "write_
 _PREFIX = "bayesjudge_"
 _FIELDS = ("class", "version", "params", "method", "map", "state")
 _JSON_FIELDS = ("params", "map", "state")
+_MIXED = _PREFIX + "mixed_ids"  # coordinates of ids of several types, as written
 
 
 class ModelFileError(ValueError):
@@ -41,7 +42,9 @@ def write_model_file(tree: xr.DataTree, path, meta: dict[str, Any]) -> None:
     if not path.parent.is_dir():
         raise FileNotFoundError(f"folder {str(path.parent)!r} of save path {str(path)!r} "
                                 f"does not exist; create it first.")
-    tree = tree.copy()
+    tree, mixed = _ids_as_text(tree)
+    if mixed:
+        tree.attrs[_MIXED] = json.dumps(mixed)
     for key in _FIELDS:
         value = meta[key]
         tree.attrs[_PREFIX + key] = (json.dumps(value, default=_json_default)
@@ -92,9 +95,39 @@ def read_model_file(path) -> tuple[xr.DataTree, dict[str, Any]]:
     except (KeyError, ValueError, TypeError) as exc:
         raise ModelFileError(f"{path} is a damaged bayesjudge model file: {exc!r}. "
                              f"{hint}") from None
+    mixed = json.loads(tree.attrs.get(_MIXED, "{}"))
     for key in [k for k in tree.attrs if k.startswith(_PREFIX)]:
         del tree.attrs[key]
-    return tree, meta
+    return (_ids_restored(tree, mixed) if mixed else tree), meta
+
+
+def _ids_as_text(tree: xr.DataTree) -> tuple[xr.DataTree, dict[str, list]]:
+    """A copy of ``tree`` whose coordinates of mixed-type ids (``7`` and ``"7"``, which
+    netCDF cannot store in one variable) are written as text, and those ids as they were
+    (``"<group>|<coordinate>" -> values``), for :func:`_ids_restored`."""
+    groups, mixed = {}, {}
+    for node in tree.subtree:
+        ds = node.to_dataset(inherit=False)
+        for name in list(ds.coords):
+            values = ds[name].values
+            if values.dtype == object and len({type(v) for v in values.ravel().tolist()}) > 1:
+                mixed[f"{node.path}|{name}"] = values.tolist()
+                ds = ds.assign_coords({name: (ds[name].dims,
+                                              np.asarray([str(v) for v in values.tolist()]))})
+        groups[node.path] = ds
+    if not mixed:
+        return tree.copy(), {}
+    return xr.DataTree.from_dict(groups), mixed
+
+
+def _ids_restored(tree: xr.DataTree, mixed: dict[str, list]) -> xr.DataTree:
+    """The tree with the mixed-type ids :func:`_ids_as_text` wrote as text back."""
+    groups = {node.path: node.to_dataset(inherit=False) for node in tree.subtree}
+    for key, values in mixed.items():
+        path, name = key.split("|", 1)
+        ds = groups[path]
+        groups[path] = ds.assign_coords({name: (ds[name].dims, np.asarray(values, dtype=object))})
+    return xr.DataTree.from_dict(groups)
 
 
 def _json_default(obj):

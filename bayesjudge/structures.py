@@ -71,9 +71,18 @@ class ExampleData:
 def label_dims(ds: xr.Dataset, fd: FitData) -> xr.Dataset:
     """Label every dim of ``ds`` that ``fd`` has coordinates for (system names, obs
     labels, ...), so summaries and saved files describe themselves."""
-    labels = {d: np.asarray(fd.coords[d]) for d in ds.dims
+    labels = {d: _coord_values(fd.coords[d]) for d in ds.dims
               if d in fd.coords and len(fd.coords[d]) == ds.sizes[d]}
     return ds.assign_coords(labels)
+
+
+def _coord_values(values) -> np.ndarray:
+    """``values`` as a coordinate; ids of mixed types (``7`` and ``"7"``, which the models
+    keep apart) stay objects, where ``np.asarray`` would make both the text ``'7'``."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "U" and not all(isinstance(v, str) for v in values):
+        return np.asarray(list(values), dtype=object)
+    return arr
 
 
 def posterior_tree(post: xr.Dataset, loglik: dict[str, np.ndarray], fd: FitData,

@@ -283,3 +283,30 @@ def test_batch_calibration_does_not_depend_on_a_clipping_constant(monkeypatch, r
     for fitted in (bc, finite):
         np.testing.assert_array_equal(fitted.transform([0.0, 1.0]), [0.0, 1.0])
         np.testing.assert_array_equal(out[~inner], p[~inner])
+
+
+# ------------------------------------------------- ids of two types: 7 and "7"
+def test_ids_differing_only_in_type_stay_apart_in_summaries_and_files(tmp_path):
+    """The models keep 7 and "7" apart; ArviZ writes coordinates as text and netCDF cannot
+    store a column of mixed types: summarize() labels them 7 and '7', and save/load keeps
+    both (the file had refused to save, the labels had been 'skill[7]' twice)."""
+    import bayesjudge as bj
+    from bayesjudge.data.judgments import validate_judgment_counts
+
+    votes = pd.DataFrame({"judge": "h", "left": [7, "7", 7, "a", "a", "7"],
+                          "right": ["a", "a", "7", "7", 7, 7],
+                          "outcome": ["left", "right", "tie", "left", "right", "left"]})
+    counts = validate_judgment_counts([300, 250, 200], [500] * 3, [45, 44, 46], [50] * 3,
+                                      [43, 45, 44], [50] * 3, systems=[7, "7", "x"])
+    for model, var in ((bj.DavidsonBT().fit(votes), "skill"),
+                       (bj.HierarchicalMisclassificationModel().fit(counts), "accuracy")):
+        labels = [r for r in model.summarize().index if r.startswith(f"{var}[")]
+        assert f"{var}[7]" in labels and f"{var}['7']" in labels and len(set(labels)) == 3
+        model.save(tmp_path / "fit.nc")
+        back = type(model).load(tmp_path / "fit.nc")
+        pd.testing.assert_frame_equal(back.summarize(), model.summarize())
+        ids = back.ranking().iloc[:, 0].tolist()
+        assert 7 in ids and "7" in ids
+        coord = back.idata_.posterior[var].dims[-1]
+        assert sorted(map(repr, back.idata_.posterior[coord].values.tolist())) == sorted(
+            map(repr, model.idata_.posterior[coord].values.tolist()))

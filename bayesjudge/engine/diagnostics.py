@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -139,7 +141,30 @@ def summary_table(post: xr.Dataset, var_names: list[str], ci_prob: float,
     if not diagnostics:
         n_draws = post.sizes["chain"] * post.sizes["draw"]
         table["mcse_mean"] = table["sd"] / np.sqrt(laplace_draws_ess(post.attrs, n_draws))
+    if table.index.duplicated().any():
+        table.index = _distinct_labels(post, var_names, table.index)
     return table
+
+
+def _distinct_labels(post: xr.Dataset, var_names: list[str], labels: pd.Index) -> pd.Index:
+    """Row labels with ids written as ``repr`` in the variables whose labels collide.
+
+    ArviZ writes coordinates as text, so ids that differ only in type (``7`` and
+    ``"7"``, which the models keep apart) would both label a row ``accuracy[7]``; those
+    variables' rows become ``accuracy[7]`` and ``accuracy['7']`` (row order unchanged).
+    """
+    out, start = [], 0
+    for name in var_names:
+        var = post[name]
+        dims = [d for d in var.dims if d not in ("chain", "draw")]
+        size = int(np.prod([var.sizes[d] for d in dims], dtype=int))
+        own = list(labels[start:start + size])
+        if len(set(own)) < len(own):
+            values = itertools.product(*(var[d].values.tolist() for d in dims))
+            own = [f"{name}[{', '.join(map(repr, v))}]" for v in values]
+        out += own
+        start += size
+    return pd.Index(out)
 
 
 def _block(draws: xr.DataArray) -> np.ndarray:
