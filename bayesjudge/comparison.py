@@ -89,7 +89,7 @@ def compare(
         different observed data (the message names a preparation step that
         differs, e.g. one fit symmetrised the comparisons and the other did not).
     """
-    import arviz as az
+    import arviz_stats as az  # = arviz's functions, without matplotlib
 
     if len(models) < 2:
         raise ValueError("compare needs at least two fitted models.")

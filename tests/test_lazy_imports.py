@@ -65,6 +65,29 @@ def test_the_command_checks_its_arguments_without_pymc(argv):
         assert err.startswith("error: ") and err.count("\n") == 1, err
 
 
+def test_a_nuts_fit_and_its_summary_load_no_plotting():
+    """nutpie imports ``arviz``, whose plots load matplotlib (~1 s of a first fit): a fit
+    imports nutpie beside a stand-in (bayesjudge.engine.nutpie_import) and the summaries
+    use arviz_stats; a later ``import arviz`` is the real package, and the draws are
+    those of a fit in a process that imported arviz first."""
+    fit = ("m = bayesjudge.MisclassificationModel(random_seed=1).fit_counts("
+           "300, 500, 40, 50, 35, 50, method='nuts', chains=2, draws=100, tune=100)\n"
+           "m.summarize()\n")
+    first = _fresh("import json, sys, warnings\nwarnings.simplefilter('ignore')\n"
+                   f"import bayesjudge\n{fit}"
+                   "plots = [k for k in ('matplotlib', 'arviz_plots', 'arviz')\n"
+                   "         if k in sys.modules]\n"
+                   "import arviz\n"
+                   "print(json.dumps([plots, hasattr(arviz, 'plot_forest'), "
+                   "m.idata_.posterior['accuracy'].values.ravel().tolist()]))")
+    plots, real, draws = first
+    assert plots == [] and real
+    arviz_first = _fresh("import json, warnings\nwarnings.simplefilter('ignore')\n"
+                         f"import arviz, bayesjudge\n{fit}"
+                         "print(json.dumps(m.idata_.posterior['accuracy'].values.ravel().tolist()))")
+    assert arviz_first == draws
+
+
 def test_the_registry_is_complete_after_a_plain_import():
     # bj.load / BayesianModel.load read the class from it: no model may be missing
     # just because nothing imported its family yet.

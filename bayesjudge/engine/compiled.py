@@ -55,7 +55,8 @@ def get_engine(key: Hashable, build: Callable[[], pm.Model],
     engine = _ENGINES.get(key)
     if engine is None:
         _log.info("compiling model structure %r", key)
-        engine = Engine(build(), key, generic_shapes)
+        with samplers.collector_paused():
+            engine = Engine(build(), key, generic_shapes)
         _ENGINES[key] = engine
         global _N_COMPILED
         _N_COMPILED += 1

@@ -80,7 +80,7 @@ def _rhat_ess(block: np.ndarray, draws: xr.DataArray) -> tuple[np.ndarray, np.nd
     """
     if _batchable(block):
         return rank_rhat_ess_bulk(block)
-    import arviz as az
+    import arviz_stats as az  # = arviz's functions, without matplotlib
 
     data = xr.Dataset({"v": draws})
     with np.errstate(divide="ignore", invalid="ignore"):  # 0/0 of a constant: NaN, handled
@@ -118,7 +118,7 @@ def summary_table(post: xr.Dataset, var_names: list[str], ci_prob: float,
     independent or importance-resampled draws): ``mcse_mean`` = sd / sqrt(n_eff), n_eff
     from :func:`~bayesjudge.engine.laplace_check.laplace_draws_ess`.
     """
-    import arviz as az
+    import arviz_stats as az  # = arviz's functions, without matplotlib
     from arviz_base import rcParams
 
     blocks = ([_block(post[name].transpose("chain", "draw", ...)) for name in var_names]

@@ -25,9 +25,9 @@ def nutpie_sample(compiled, **kwargs) -> xr.DataTree:
     (none, or a partial warm-up): a fit would end with NaN or empty posteriors. Here the
     sampler is cancelled and the interrupt propagates.
     """
-    import nutpie
+    from bayesjudge.engine.nutpie_import import import_nutpie
 
-    background = nutpie.sample(compiled, blocking=False, **kwargs)
+    background = import_nutpie().sample(compiled, blocking=False, **kwargs)
     try:
         return background.wait()
     except BaseException:

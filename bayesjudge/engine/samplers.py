@@ -5,10 +5,11 @@
   picks for large models): nutpie calls it back from Python, chains run in parallel
   threads, and the compiled function is stored on disk, so only the first process on
   a machine compiles a structure (8-45 s); later ones load it in under a second.
-* nutpie on the engine's PyTensor C functions (``"nutpie-c"``, ``"auto"`` picks it for
-  small models): nutpie calls back into Python for every gradient (~30 us of overhead
-  per call, and chains take turns on the GIL) but nothing is compiled: the C functions
-  come from the engine, itself loaded from the disk cache in a fresh process
+* nutpie on the engine's compiled PyTensor functions (``"nutpie-c"``, named after the C
+  backend PyTensor used before 3.x, whose default linker is numba; ``"auto"`` picks it
+  for small models): nutpie calls back into Python for every gradient (~30 us of
+  overhead per call, and chains take turns on the GIL) but nothing is compiled: the
+  functions come from the engine, itself loaded from the disk cache in a fresh process
   (:mod:`bayesjudge.engine.disk_cache`).
 * ``"nutpie"`` -- nutpie's own numba model: the fastest per gradient (no Python
   between gradients) but compiled anew in every process (nutpie's C wrappers cannot
@@ -33,6 +34,8 @@ posterior (:mod:`bayesjudge.engine.interrupts`). Stages are logged to ``bayesjud
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -148,6 +151,9 @@ def sample_nutpie_callbacks(
     Chains start, as nutpie's own default, at the model's initial point plus
     U(-1, 1) jitter on the unconstrained scale, seeded per chain by nutpie.
     """
+    from bayesjudge.engine.nutpie_import import import_nutpie
+
+    import_nutpie()  # the package first, without ArviZ's plotting (engine/nutpie_import.py)
     from nutpie.compiled_pyfunc import from_pyfunc
 
     constrain = target.density.constrain
@@ -277,7 +283,7 @@ def run_nuts(
     route = (choose_route(target.data, draws, tune, chains,
                           cores if cores is not None else ROUTE_CORES)
              if sampler == "auto" else sampler)
-    with interrupts.remembered() as interrupted:
+    with interrupts.remembered() as interrupted, collector_paused(route.startswith("nutpie")):
         try:
             tree = _sample_route(target, route, draws, tune, chains, random_seed, progressbar,
                                  extra, parallel, pymc_cores=1 if cores is None else parallel,
@@ -296,15 +302,36 @@ def run_nuts(
     return NutsRun(xr.DataTree.from_dict({"posterior": post, "sample_stats": stats}), route)
 
 
+@contextlib.contextmanager
+def collector_paused(pause: bool = True):
+    """Python's cyclic garbage collector off for a block (if ``pause``): nutpie's sampling,
+    and building an engine (:func:`bayesjudge.engine.compiled.get_engine`).
+
+    A fresh process holds a few hundred thousand objects from its imports, and every
+    full collection walks all of them (0.13 - 0.28 s each; three in a first small NUTS
+    fit, ~0.6 s of its 4 - 5 s); nutpie's callbacks make arrays, not reference cycles,
+    and a model's graph is one structure, kept. Reference counting frees memory as
+    before, and the collector runs again as soon as the block ends (or fails).
+    """
+    paused = pause and gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
 def _sample_route(target, route, draws, tune, chains, random_seed, progressbar, extra,
                   parallel, pymc_cores, interrupted) -> xr.DataTree:
     """Run one route (see :func:`run_nuts`), logging its stages to :data:`progress_log`."""
     threads = {"nutpie": parallel, "nutpie-c": 1, "pymc": pymc_cores}.get(route, parallel)
     if route == "nutpie" and target.nutpie_model is None:
-        import nutpie
+        from bayesjudge.engine.nutpie_import import import_nutpie
 
         progress_log.info("compiling the model for nutpie (numba, ~10 s once per process)")
-        target.nutpie_model = nutpie.compile_pymc_model(target.model)
+        target.nutpie_model = import_nutpie().compile_pymc_model(target.model)
     elif route == "nutpie-cached":
         if target.nogil_logp is None:
             from bayesjudge.engine.numba_nogil import NogilLogp
