@@ -200,7 +200,7 @@ def test_case_twins_within_a_file_are_one_warning_line_each(tmp_path, capsys):
     assert len(warns) == 2, warns  # each file once; the ids match exactly across files
     assert all("differ only by letter case: ['X', 'x']" in w for w in warns), warns
     assert any("judge outputs.item" in w for w in warns)
-    assert any("annotations.item" in w for w in warns)
+    assert any("labels.item" in w for w in warns)  # the --labels file
 
 
 def test_aggregate_warns_before_the_missing_labelled_items_error(tmp_path, capsys):
