@@ -93,6 +93,11 @@ def warn_unused_columns(df: pd.DataFrame, family: str, name: str | None = None) 
         UnusedColumnWarning, skip_file_prefixes=(PACKAGE_DIR,))
 
 
+#: Largest count read: float64 holds every whole number up to 2**53 exactly, and int64
+#: takes it without wrapping (1e19 wrapped to a negative count and its row was dropped).
+MAX_COUNT = 2**53
+
+
 def row_counts(df: pd.DataFrame, name: str) -> np.ndarray | None:
     """The validated ``n`` column as int64 (None without one); raises naming bad rows."""
     if COUNT not in df.columns:
@@ -100,9 +105,11 @@ def row_counts(df: pd.DataFrame, name: str) -> np.ndarray | None:
     raw = df[COUNT]
     x = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     bad = ~np.isfinite(x) | (x != np.round(x)) | (x < 0)
+    bad |= x > MAX_COUNT
     if bad.any():
         raise DataValidationError(
-            f"{name}.n counts identical rows, so it must be a whole number >= 0 (no NaN); "
+            f"{name}.n counts identical rows, so it must be a whole number from 0 to 2**53 "
+            f"(no NaN); "
             f"found {show_values(pd.unique(raw[bad]))} at {show_rows(df.index[bad])}. Fix: "
             f"repair those rows, or rename the column if it is not a count of rows.")
     return x.astype(np.int64)

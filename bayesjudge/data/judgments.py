@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bayesjudge.data.counts import apply_counts, warn_unused_columns
+from bayesjudge.data.counts import MAX_COUNT, apply_counts, warn_unused_columns
 from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import BINARY, check_integer_values, require_frame
@@ -146,9 +146,11 @@ def validate_judgment_counts(
             )
         as_float = arr.astype(float)
         bad = ~np.isfinite(as_float) | (as_float != np.round(as_float))
+        bad |= as_float > MAX_COUNT
         if bad.any():
             raise DataValidationError(
-                f"{name} must hold whole numbers of items, got {show_values(arr[bad])}; pass "
+                f"{name} must hold whole numbers of items (up to 2**53), got "
+                f"{show_values(arr[bad])}; pass "
                 f"counts, not proportions (e.g. tp = round(q1_hat * m1))."
             )
         if (as_float < 0).any():

@@ -24,8 +24,8 @@ import pandas as pd
 
 from bayesjudge.data.messages import ID_COLUMNS, PACKAGE_DIR, DataValidationError, show_values
 
-__all__ = ["check_repeated_columns", "distinct_ids", "id_key", "near_matches", "warn_case_ids",
-           "warn_near_matches"]
+__all__ = ["check_equal_number_ids", "check_repeated_columns", "distinct_ids", "id_key",
+           "near_matches", "warn_case_ids", "warn_near_matches"]
 
 _SHOWN = 3  # sets / pairs shown in a warning
 
@@ -86,6 +86,47 @@ def distinct_ids(df: pd.DataFrame) -> dict[str, pd.Series]:
         out["/".join(cols)] = _text_ids(np.concatenate(
             [np.asarray(pd.unique(df[c]), dtype=object) for c in cols]))
     return out
+
+
+def _kind(value) -> str:
+    """bool, integer or float: the kinds of number Python counts equal (1 == 1.0 == True)."""
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    return "integer" if isinstance(value, (int, np.integer)) else "float"
+
+
+def check_equal_number_ids(df: pd.DataFrame, name: str) -> None:
+    """Raise if an id column mixes numbers that Python counts equal: 1, 1.0 and True.
+
+    pandas hashes them as one value, so they would become one id (and ``1`` and ``1.0``
+    are not written alike). Only object columns can mix them; text ids are never equal
+    to numbers, so a column of text pays one ``pd.unique`` per column.
+    """
+    groups = [[c for c in ("left", "right") if c in df.columns]]
+    groups += [[c] for c in ID_COLUMNS if c not in ("left", "right") and c in df.columns]
+    for cols in filter(None, groups):
+        series = [df[c] for c in cols if df[c].dtype == object]
+        if not any(not isinstance(v, str) for s in series for v in pd.unique(s)):
+            continue
+        values = pd.Series(np.concatenate([s.to_numpy() for s in series]), dtype=object)
+        types = values.map(type)
+        seen: dict = {}  # value -> its distinct forms; equal numbers share a key
+        for t in pd.unique(types):
+            if t is str:
+                continue
+            forms = pd.unique(values[(types == t).to_numpy()])
+            kind = _kind(forms[0])
+            for value in forms:
+                if value == value and all(_kind(f) != kind for f in seen.get(value, [])):
+                    seen.setdefault(value, []).append(value)
+        clash = [group for group in seen.values() if len(group) > 1]
+        if clash:
+            shown = "; ".join(" / ".join(repr(x) for x in s) for s in clash[:_SHOWN])
+            raise DataValidationError(
+                f"{name}.{'/'.join(cols)} has ids that Python counts equal but that are "
+                f"written differently: {shown}; they would be merged into one id. Fix: "
+                f"write each id one way, e.g. as text (df[{cols[0]!r}] = "
+                f"df[{cols[0]!r}].astype(str), ...), or make them all the same type.")
 
 
 def warn_case_ids(df: pd.DataFrame, name: str,

@@ -35,9 +35,14 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge.constants import CI_PROB
-from bayesjudge.data.counts import COUNT, apply_counts, warn_unused_columns
+from bayesjudge.data.counts import COUNT, MAX_COUNT, apply_counts, warn_unused_columns
 from bayesjudge.data.frames import as_pandas
-from bayesjudge.data.lookalikes import check_repeated_columns, distinct_ids, warn_case_ids
+from bayesjudge.data.lookalikes import (
+    check_equal_number_ids,
+    check_repeated_columns,
+    distinct_ids,
+    warn_case_ids,
+)
 from bayesjudge.data.messages import (
     PACKAGE_DIR,
     DataValidationError,
@@ -146,6 +151,7 @@ def require_frame(df, name: str, columns: Iterable[str]) -> pd.DataFrame:
     if len(df) == 0:
         raise DataValidationError(f"{name} is empty: it needs at least one row.")
     check_header_rows(df, name)
+    check_equal_number_ids(df, name)
     ids = distinct_ids(df)  # once for both checks
     warn_spaced_ids(df, name, ids)
     warn_case_ids(df, name, ids)
@@ -227,6 +233,8 @@ def check_integer_values(
         meaning = _MEANING.get(tuple(sorted(allowed)))
     explain = f" ({meaning})" if meaning else ""
     raw = df[col]
+    if -1 in allowed and 0 in allowed:
+        _refuse_booleans(raw, name, col)
     numeric = pd.to_numeric(raw, errors="coerce")
     as_float = numeric.to_numpy(dtype=float, na_value=np.nan)
     ok = np.isin(as_float, np.asarray(allowed, dtype=float))
@@ -238,6 +246,17 @@ def check_integer_values(
             f"{set(allowed)}{explain}."
         )
     return as_float.astype(np.int64)
+
+
+def _refuse_booleans(raw: pd.Series, name: str, col: str) -> None:
+    """Raise if a ternary code column holds True/False: numbers would read False as 0, a tie."""
+    is_bool = (raw.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(bool)
+               if raw.dtype == object else np.full(len(raw), pd.api.types.is_bool_dtype(raw)))
+    if is_bool.any():
+        raise DataValidationError(
+            f"{name}.{col} holds True/False (e.g. at {show_rows(raw.index[is_bool])}), but its "
+            f"codes are +1 / 0 / -1 and 0 is a tie: False would be read as a tie. Fix: map "
+            f"the booleans, e.g. df[{col!r}] = df[{col!r}].map({{True: 1, False: -1}}).")
 
 
 def validate_votes(votes: pd.DataFrame | VoteCounts) -> VoteCounts:
@@ -309,10 +328,11 @@ def _validate_counts(votes: pd.DataFrame) -> pd.DataFrame:
     counts = np.empty((len(votes), 3), dtype=np.int64)
     for j, col in enumerate(COUNT_COLUMNS):
         x = pd.to_numeric(votes[col], errors="coerce").to_numpy(float)
-        bad = ~np.isfinite(x) | (x != np.round(x))
+        bad = ~np.isfinite(x) | (x != np.round(x)) | (x > MAX_COUNT)
         if bad.any():
             raise DataValidationError(
-                f"votes.{col} must hold whole numbers; found {show_values(votes[col][bad])} "
+                f"votes.{col} must hold whole numbers up to 2**53; found "
+                f"{show_values(votes[col][bad])} "
                 f"at {show_rows(votes.index[bad])}."
             )
         if (x < 0).any():

@@ -9,6 +9,9 @@ to write its help and check its arguments before it imports anything heavier
 
 from __future__ import annotations
 
+import os
+import warnings
+
 __all__ = ["ARENA_COLUMNS", "ARENA_OUTCOMES", "COLUMN_ROLES", "DEFAULT_LEVELS", "ID_COLUMNS",
            "LINE_INDEX", "ONE_JUDGE", "check_levels", "label_key"]
 
@@ -67,4 +70,14 @@ def check_levels(levels) -> tuple[str, ...]:
     if len(out) < 2:
         raise ValueError(f"levels needs at least 2 labels (strongest preference for right "
                          f"first), got {list(out)}")
+    default = [label_key(v) for v in DEFAULT_LEVELS]
+    if sorted(keys) == sorted(default) and keys != default:
+        warnings.warn(
+            f"levels {list(out)} holds Arena-Hard's labels in another order than "
+            f"{list(DEFAULT_LEVELS)}: levels run from the strongest preference for the right "
+            f"item to the strongest for the left, so {out[0]!r} is read as the strongest "
+            f"preference for right. With A = the left item (Arena-Hard's convention) the "
+            f"ranking comes out reversed; fix: drop levels (the default). Keep this order only "
+            f"if A is the right item in your table.", UserWarning,
+            skip_file_prefixes=(os.path.dirname(os.path.dirname(__file__)),))
     return out

@@ -138,6 +138,23 @@ def predicted_label(prob: ArrayLike, tie_band: float = 0.0) -> NDArray[np.object
     return out
 
 
+def same_index(*values, names: Sequence[str]) -> None:
+    """Raise if two of ``values`` are pandas Series with different indexes.
+
+    The metrics pair items by position, as numpy does; two Series of the same items in
+    another row order (or of different items) would pair the wrong items silently.
+    """
+    series = [(name, v) for name, v in zip(names, values) if isinstance(v, pd.Series)]
+    for (name_a, a), (name_b, b) in zip(series, series[1:]):
+        if not a.index.equals(b.index):
+            raise DataValidationError(
+                f"`{name_a}` and `{name_b}` are pandas Series with different indexes (first "
+                f"labels {show_values(a.index[:3])} and {show_values(b.index[:3])}); the "
+                f"metric pairs items by position, so it would pair different items. Fix: align "
+                f"them first ({name_b} = {name_b}.reindex({name_a}.index)), or pass "
+                f".to_numpy() of both to pair them by position.")
+
+
 def _last_axis_match(*arrays: NDArray, names: Sequence[str]) -> None:
     n = {a.shape[-1] for a in arrays}
     if len(n) > 1:
@@ -207,6 +224,7 @@ def expected_calibration_error(
     >>> round(expected_calibration_error([0.9, 0.8, 0.3], [1, 0, 0]), 4)
     0.4
     """
+    same_index(prob, label, names=("prob", "label"))
     p = as_probabilities(prob, "prob")
     y = as_binary_labels(label, "label")
     _last_axis_match(p, y, names=("prob", "label"))
@@ -243,6 +261,7 @@ def brier_score(prob: ArrayLike, label: ArrayLike) -> Metric:
     >>> round(brier_score([0.9, 0.2], [1, 1]), 3)
     0.325
     """
+    same_index(prob, label, names=("prob", "label"))
     p = as_probabilities(prob, "prob")
     y = as_binary_labels(label, "label")
     _last_axis_match(p, y, names=("prob", "label"))
@@ -261,6 +280,7 @@ def mse_to_phat(prob: ArrayLike, p_hat: ArrayLike) -> Metric:
     >>> round(mse_to_phat([0.5, 1.0], [2 / 3, 1.0]), 4)
     0.0139
     """
+    same_index(prob, p_hat, names=("prob", "p_hat"))
     p = as_probabilities(prob, "prob")
     q = as_probabilities(p_hat, "p_hat")
     _last_axis_match(p, q, names=("prob", "p_hat"))
@@ -309,6 +329,7 @@ def agreement(
     >>> agreement(["A", "B", "tie", "B"], ["A", "A", "tie", "B"])
     0.75
     """
+    same_index(pred_label, majority_label, names=("pred_label", "majority_label"))
     pred = _codes(pred_label, labels, "pred_label")
     true = _codes(majority_label, labels, "majority_label")
     _last_axis_match(pred, true, names=("pred_label", "majority_label"))
@@ -341,6 +362,7 @@ def macro_prf(
     [0.5, 0.6667, 0.5556]
     """
     c = len(labels)
+    same_index(pred, true, names=("pred", "true"))
     pred_c = _codes(pred, labels, "pred")
     true_c = _codes(true, labels, "true")
     _last_axis_match(pred_c, true_c, names=("pred", "true"))

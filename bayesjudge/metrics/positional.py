@@ -16,12 +16,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from bayesjudge.data import DataValidationError
-from bayesjudge.metrics.calibration import Metric, as_probabilities
+from bayesjudge.metrics.calibration import Metric, as_probabilities, same_index
 
 __all__ = ["absolute_symmetry_deviation", "swap_consistency", "symmetry_deviation"]
 
 
 def _pair(p_orig: ArrayLike, p_swap: ArrayLike):
+    same_index(p_orig, p_swap, names=("p_orig", "p_swap"))
     a = as_probabilities(p_orig, "p_orig")
     b = as_probabilities(p_swap, "p_swap")
     if a.shape[-1] != b.shape[-1]:

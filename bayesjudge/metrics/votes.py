@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from bayesjudge.data import DataValidationError
+from bayesjudge.metrics.calibration import same_index
 
 __all__ = ["mae", "pairwise_accuracy"]
 
@@ -92,6 +93,7 @@ def _masked_mean(loss, y_pred: ArrayLike, y_true: ArrayLike, mask: ArrayLike | N
 
 def _align(y_pred: ArrayLike, y_true: ArrayLike, mask: ArrayLike | None):
     """Return (pred 2-D, true 1-D, mask 2-D, squeeze) after shape checks."""
+    same_index(y_pred, y_true, names=("y_pred", "y_true"))
     pred = _as_float(y_pred, "y_pred")
     true = _as_float(y_true, "y_true")
     if true.ndim != 1 or pred.ndim not in (1, 2):
