@@ -72,3 +72,80 @@ def test_reversed_arena_hard_levels_warn():
         check_levels(list(reversed(DEFAULT_LEVELS)))
     assert check_levels(["B>>A", "B>A", "A=B", "A>B", "A>>B"]) == DEFAULT_LEVELS
     assert check_levels(["lose", "tie", "win"]) == ("lose", "tie", "win")
+
+
+def test_flat_tie_prior_refuses_comparisons_without_ties():
+    # before: tie_logit ran to -33 (global) or -42 ... -80 (per judge), intervals +-1e17
+    df = pd.DataFrame({"left": list("abcabc") * 3, "right": list("bcacab") * 3,
+                       "outcome": ["left", "right", "left", "left", "right", "right"] * 3})
+    with pytest.raises(DataValidationError, match=r"comparisons\.outcome holds no tie"):
+        bj.DavidsonBT(priors="flat").fit(df)
+    df["judge"] = ["j1", "j2"] * 9
+    df.loc[0, "outcome"] = "tie"
+    with pytest.raises(DataValidationError, match=r"judge\(s\) \['j2'\] never said 'tie'"):
+        bj.DavidsonBT(priors="flat", tie="per_judge").fit(df)
+
+
+def test_separated_labels_have_no_flat_temperature():
+    from bayesjudge.data.annotations import separated
+
+    x = np.array([2.0, 1.0, -1.0, -2.0])
+    assert separated(x, np.array([1, 1, 0, 0]), np.ones(4), bias=False)
+    assert not separated(x, np.array([1, 0, 1, 0]), np.ones(4), bias=False)
+    assert separated(x, np.array([1, 0, 0, 0]), np.ones(4), bias=True)  # threshold 1.5
+    assert not separated(x, np.array([1, 0, 0, 0]), np.ones(4), bias=False)
+    assert not separated(x, np.array([1, 0, 1, 0]), np.ones(4), bias=True)
+    assert not separated(x, np.array([2, 1, 0, 0]), np.array([2, 2, 1, 1]), bias=False)
+    # before: T = 0.029 with summarize() mean inf, sd NaN and laplace_ok True (case B: the
+    # finite outputs hold one class, the other is only on exact-0 rows)
+    out = pd.DataFrame({"item": list("abcdef"), "prob": [0.9, 0.8, 0.7, 0.95, 0.0, 0.0]})
+    lab = pd.DataFrame({"item": list("abcdef"), "label": [1, 1, 1, 1, 0, 0]})
+    with pytest.raises(DataValidationError, match=r"1/2 splits the labels"):
+        bj.TemperatureScaling(priors="flat").fit(out, lab)
+
+
+def _arena_file(path, header="rater,model_a,model_b,winner", trailing=""):
+    rng = np.random.default_rng(12)
+    pairs = [("007", "2"), ("007", "3"), ("7", "2"), ("7", "3"), ("1.10", "2"), ("1.1", "3"),
+             ("2", "3")]
+    rows = [f"h,{a},{b},{'model_a' if rng.random() < 0.5 else 'model_b'}{trailing}"
+            for _ in range(20) for a, b in pairs]
+    path.write_text("\n".join([header, *rows]) + "\n")
+    return path
+
+
+def test_cli_arena_ids_stay_text_when_columns_maps_others(tmp_path, capsys):
+    from bayesjudge.cli import main
+
+    src, out = _arena_file(tmp_path / "arena.csv"), tmp_path / "r.csv"
+    # before: with --columns the library still mapped model_a/model_b, read as numbers:
+    # 007 and 7 became one item 7.0 (4 items instead of 6), exit 0, no warning
+    assert main(["rank", str(src), "--model", "bt", "--columns", "rater=judge",
+                 "--out", str(out)]) == 0
+    got = pd.read_csv(out, dtype={"item": str})["item"]
+    assert sorted(got) == sorted(["007", "7", "1.10", "1.1", "2", "3"])
+    # an explicit winner=outcome keeps Arena's labels (before: model_a was not an outcome)
+    assert main(["rank", str(src), "--model", "bt", "--columns",
+                 "rater=judge,model_a=left,model_b=right,winner=outcome",
+                 "--out", str(out)]) == 0
+    assert len(pd.read_csv(out)) == 6
+
+
+def test_cli_out_path_ending_in_a_separator_is_refused_before_the_fit(tmp_path, capsys):
+    from bayesjudge.cli import main
+
+    src = _arena_file(tmp_path / "arena.csv")
+    # before: the check probed 'results', the fit ran, then IsADirectoryError (exit 1)
+    assert main(["rank", str(src), "--out", str(tmp_path / "results") + "/"]) == 2
+    assert "is a folder" in capsys.readouterr().err
+
+
+def test_cli_trailing_delimiter_keeps_the_columns(tmp_path, capsys):
+    from bayesjudge.cli import main
+
+    src = _arena_file(tmp_path / "arena.csv", trailing=",")
+    out = tmp_path / "r.csv"
+    # before: pandas made the first column the index and every column shifted by one
+    assert main(["rank", str(src), "--model", "bt", "--columns", "rater=judge",
+                 "--out", str(out)]) == 0
+    assert len(pd.read_csv(out)) == 6

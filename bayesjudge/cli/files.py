@@ -127,7 +127,7 @@ def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = (),
     ids = [c for c in names if c in ID_COLUMNS or c in ids]
     try:
         df = pd.read_csv(
-            p, sep=sep, encoding="utf-8-sig", dtype={c: str for c in ids},
+            p, sep=sep, encoding="utf-8-sig", dtype={c: str for c in ids}, index_col=False,
             keep_default_na=False, na_values={c: NA_STRINGS for c in names if c not in ids},
         )
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
@@ -221,7 +221,7 @@ def check_output_file(path: str, flag: str, inputs: tuple[str, ...] = ()) -> Non
     must not be one of the ``inputs`` (which would be overwritten).
     """
     p = Path(path)
-    if p.is_dir():
+    if p.is_dir() or path.endswith(("/", os.sep)):
         raise UsageError(f"{flag} {path!r} is a folder; give a file name, e.g. "
                          f"{flag} {p / 'table.csv'}.")
     folder = p.parent

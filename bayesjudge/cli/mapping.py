@@ -85,8 +85,13 @@ def check_mapping_options(args: argparse.Namespace) -> None:
 
 
 def id_columns(args: argparse.Namespace) -> list[str]:
-    """Columns of the file to read as ids (exact strings): those mapped to an id role."""
-    mapping = args.columns if args.columns is not None else ARENA_COLUMNS
+    """Columns of the file to read as ids (exact strings): those mapped to an id role.
+
+    Arena's ``model_a`` / ``model_b`` count unless ``--columns`` maps them elsewhere: the
+    library maps them itself after the columns ``--columns`` names, so read as numbers
+    ``007`` and ``7`` would have become one item.
+    """
+    mapping = {**ARENA_COLUMNS, **(args.columns or {})}
     return [c for c, role in mapping.items() if role in ID_ROLES]
 
 

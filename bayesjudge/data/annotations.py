@@ -341,3 +341,20 @@ def check_both_classes(successes: np.ndarray, trials: np.ndarray, what: str) -> 
             f"bias or temperature would run off to infinity). Calibrate on items where "
             f"both A and B are preferred."
         )
+
+
+def separated(x: np.ndarray, successes: np.ndarray, trials: np.ndarray, bias: bool) -> bool:
+    """Whether the judge logits ``x`` separate the labels, so T -> 0 raises the likelihood.
+
+    Each row's log-likelihood s z - n softplus(z), z = (x - b) / T, grows as T -> 0 unless
+    it holds a label on the wrong side of b: without a bias (b = 0) when every row with
+    x > 0 holds only B labels and every row with x < 0 only A labels; with a bias when
+    some threshold b splits them so (the largest x of a row with an A label is at most
+    the smallest x of a row with a B label). Then the maximum-likelihood T is 0.
+    """
+    has_b, has_a = successes > 0, successes < trials
+    if not bias:
+        return bool(np.any(x != 0) and not np.any(has_a & (x > 0)) and not np.any(has_b & (x < 0)))
+    if not has_a.any() or not has_b.any():
+        return True
+    return bool(x[has_a].max() <= x[has_b].min())

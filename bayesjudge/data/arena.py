@@ -102,7 +102,8 @@ def comparisons_table(df, columns: Mapping[str, str] | None = None,
         if src in frame.columns and role not in frame.columns
         and not (role == "outcome" and "prob" in frame.columns)}
     source = next((src for src, role in rename.items() if role == "outcome"), "outcome")
-    if outcomes is None and rename.get("winner") == "outcome" and not explicit:
+    if outcomes is None and rename.get("winner") == "outcome" and (
+            not explicit or _arena_labels(frame["winner"])):
         outcomes = ARENA_OUTCOMES
     labels = _check_outcomes(outcomes) if outcomes is not None else None
     if not rename and labels is None and "judge" in frame.columns:
@@ -128,6 +129,13 @@ def comparisons_table(df, columns: Mapping[str, str] | None = None,
     if "judge" not in out.columns:
         out.insert(0, "judge", ONE_JUDGE)
     return out
+
+
+def _arena_labels(column: pd.Series) -> bool:
+    """Whether every value of a ``winner`` column is one of Arena's (``model_a``, ``tie``, ...)."""
+    keys = {label_key(k) for k in ARENA_OUTCOMES}
+    values = [label_key(v) for v in pd.unique(column) if isinstance(v, str)]
+    return bool(values) and all(v in keys for v in values)
 
 
 def from_arena(df) -> pd.DataFrame:

@@ -42,6 +42,7 @@ from bayesjudge.data.annotations import (
     JudgeOutputs,
     align_outputs,
     check_both_classes,
+    separated,
     validate_annotations,
     validate_judge_outputs,
 )
@@ -249,6 +250,10 @@ class TemperatureScaling(BayesianModel):
                                           "pass unrounded probabilities, or default priors.")
             warnings.warn(msg + ": its posterior is its prior. The exact 0 / 1 outputs are "
                           "calibrated by their own categories.", UserWarning, stacklevel=3)
+        if self.priors == "flat" and separated(x[finite], s[finite], n[finite], self.bias):
+            raise DataValidationError(  # T -> 0: no finite maximum-likelihood T
+                f"outputs.prob: {'a threshold' if self.bias else '1/2'} splits the labels A from "
+                "B: under priors='flat' T has no maximum. Fix: default priors, or more items.")
         # The certainties' counts: their Beta posteriors are exact (see the class docstring).
         self._certain = {name: (float(s[raw == value].sum()), float(n[raw == value].sum()))
                          for value, name in CERTAINTIES.items() if (raw == value).any()}
