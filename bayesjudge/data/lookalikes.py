@@ -69,6 +69,18 @@ def _text_ids(values) -> pd.Series:
     return pd.Series([v for v in ids if isinstance(v, str)], dtype=object)
 
 
+def _id_groups(df: pd.DataFrame) -> list[list[str]]:
+    """The table's id columns as groups: ``left`` and ``right`` together, the others alone."""
+    groups = [[c for c in ("left", "right") if c in df.columns]]
+    groups += [[c] for c in ID_COLUMNS if c not in ("left", "right") and c in df.columns]
+    return [g for g in groups if g]
+
+
+#: ``pd.api.types.infer_dtype`` kinds of a column whose values cannot be equal numbers of
+#: different kinds (1, 1.0, True): one kind of number, or text only.
+_ONE_KIND = {"string", "integer", "floating", "boolean", "empty", "decimal"}
+
+
 def distinct_ids(df: pd.DataFrame) -> dict[str, pd.Series]:
     """The distinct text ids of each id column, ``left`` and ``right`` together.
 
@@ -77,10 +89,8 @@ def distinct_ids(df: pd.DataFrame) -> dict[str, pd.Series]:
     per table and shared by :func:`~bayesjudge.data.schema.warn_spaced_ids` and
     :func:`warn_case_ids`: ``pd.unique`` over a million-row column is their whole cost.
     """
-    groups = [[c for c in ("left", "right") if c in df.columns]]
-    groups += [[c] for c in ID_COLUMNS if c not in ("left", "right") and c in df.columns]
     out = {}
-    for cols in filter(None, groups):
+    for cols in _id_groups(df):
         if all(pd.api.types.is_numeric_dtype(df[c]) for c in cols):
             continue
         out["/".join(cols)] = _text_ids(np.concatenate(
@@ -102,13 +112,13 @@ def check_equal_number_ids(df: pd.DataFrame, name: str) -> None:
     are not written alike). Only object columns can mix them; text ids are never equal
     to numbers, so a column of text pays one ``pd.unique`` per column.
     """
-    groups = [[c for c in ("left", "right") if c in df.columns]]
-    groups += [[c] for c in ID_COLUMNS if c not in ("left", "right") and c in df.columns]
-    for cols in filter(None, groups):
+    for cols in _id_groups(df):
         series = [df[c] for c in cols if df[c].dtype == object]
-        if not any(not isinstance(v, str) for s in series for v in pd.unique(s)):
+        if not series:
             continue
         values = pd.Series(np.concatenate([s.to_numpy() for s in series]), dtype=object)
+        if pd.api.types.infer_dtype(values, skipna=True) in _ONE_KIND:
+            continue  # (in C) all text, or numbers of one kind: nothing can clash
         types = values.map(type)
         seen: dict = {}  # value -> its distinct forms; equal numbers share a key
         for t in pd.unique(types):

@@ -250,8 +250,12 @@ def check_integer_values(
 
 def _refuse_booleans(raw: pd.Series, name: str, col: str) -> None:
     """Raise if a ternary code column holds True/False: numbers would read False as 0, a tie."""
-    is_bool = (raw.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(bool)
-               if raw.dtype == object else np.full(len(raw), pd.api.types.is_bool_dtype(raw)))
+    if raw.dtype != object:
+        is_bool = np.full(len(raw), pd.api.types.is_bool_dtype(raw))
+    elif pd.api.types.infer_dtype(raw, skipna=True) in ("integer", "floating", "string"):
+        return  # (in C) no boolean among them
+    else:
+        is_bool = raw.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(bool)
     if is_bool.any():
         raise DataValidationError(
             f"{name}.{col} holds True/False (e.g. at {show_rows(raw.index[is_bool])}), but its "
