@@ -149,3 +149,141 @@ def test_cli_trailing_delimiter_keeps_the_columns(tmp_path, capsys):
     assert main(["rank", str(src), "--model", "bt", "--columns", "rater=judge",
                  "--out", str(out)]) == 0
     assert len(pd.read_csv(out)) == 6
+
+
+# -- second batch (2026-11-28, from the command-line audit's leftovers) -----------------
+
+
+def _write(path, text):
+    path.write_text(text)
+    return str(path)
+
+
+NUMERIC_VERDICTS = "left,right,outcome\na,b,1\nb,c,2\na,c,0\nc,a,1\nb,a,2\na,b,1\nc,b,0\n"
+
+
+def test_cli_numeric_verdicts_meet_outcomes_and_levels(tmp_path, capsys):
+    from bayesjudge.cli import main
+
+    out = str(tmp_path / "r.csv")
+    # before: the outcome column was read as numbers and --outcomes' keys are text:
+    # "label(s) [1, 2, 0] outside the outcome map", exit 2
+    src = _write(tmp_path / "num.csv", NUMERIC_VERDICTS)
+    assert main(["rank", src, "--model", "davidson-bt", "--outcomes", "1=left,2=right,0=tie",
+                 "--out", out]) == 0
+    text = _write(tmp_path / "txt.csv", NUMERIC_VERDICTS.replace(",1\n", ",left\n")
+                  .replace(",2\n", ",right\n").replace(",0\n", ",tie\n"))
+    assert main(["rank", text, "--model", "davidson-bt", "--out", str(tmp_path / "t.csv")]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(out), pd.read_csv(tmp_path / "t.csv"))
+    # graded 1..5 with --levels (before: no label matched the levels)
+    graded = _write(tmp_path / "g.csv", "judge,left,right,outcome\nj,a,b,5\nj,b,c,4\nj,a,c,3\n"
+                    "k,c,a,1\nk,b,a,2\nk,a,b,4\nk,c,b,NA\n")
+    assert main(["rank", graded, "--model", "ordinal", "--levels", "1,2,3,4,5",
+                 "--out", out]) == 2  # the missing verdict is still named, by its line
+    err = capsys.readouterr().err
+    assert "missing" in err and "file lines [8]" in err
+    # an --outcomes label that is also a missing-value marker is a label
+    na = _write(tmp_path / "na.csv", "left,right,outcome\na,b,A\nb,c,B\na,c,N/A\nc,a,A\n")
+    assert main(["rank", na, "--model", "davidson-bt", "--outcomes", "A=left,B=right,n/a=tie",
+                 "--out", out]) == 0
+    assert main(["rank", na, "--model", "davidson-bt", "--outcomes", "A=left,B=right",
+                 "--out", out]) == 2
+    assert "missing" in capsys.readouterr().err
+
+
+def test_numeric_verdicts_meet_text_levels_in_python():
+    df = pd.DataFrame({"judge": ["j"] * 6, "left": list("abacba"), "right": list("bccaab"),
+                       "outcome": [5, 4, 3, 1, 2, 4]})
+    fit_num = bj.OrdinalBT(levels=list("12345")).fit(df)
+    fit_txt = bj.OrdinalBT(levels=list("12345")).fit(df.assign(outcome=df.outcome.astype(str)))
+    pd.testing.assert_frame_equal(fit_num.ranking(), fit_txt.ranking())
+    # 1.0 (a column with a gap, read as floats) is the label 1; keys may be numbers
+    table = bj.data.comparisons_table(df.assign(outcome=[1.0, 2.0, 0.0, 1.0, 2.0, 1.0]),
+                                      outcomes={1: "left", "2": "right", 0: "tie"})
+    assert table["outcome"].tolist() == ["left", "right", "tie", "left", "right", "left"]
+    with pytest.raises(DataValidationError, match="outside the outcome map"):
+        bj.data.comparisons_table(df.assign(outcome=[1.5] * 6), outcomes={1: "left"})
+
+
+def test_cli_rows_past_the_header_are_refused_and_trailing_delimiters_read(tmp_path, capsys):
+    from bayesjudge.cli import main
+
+    out = str(tmp_path / "r.csv")
+    # before: the filled extra field was dropped with pandas' warning only
+    extra = _write(tmp_path / "x.csv", "left,right,outcome\na,b,left,\nb,c,right,X\n"
+                   "a,c,tie,\nc,a,left,\n")
+    assert main(["rank", extra, "--model", "davidson-bt", "--out", out]) == 2
+    assert "past its header's 3 columns on line(s) 3" in capsys.readouterr().err
+    # a header ending in the delimiter too: the empty unnamed column is no column
+    trail = _write(tmp_path / "t.csv", "left,right,outcome,\na,b,left,\nb,c,right,\n"
+                   "a,c,tie,\nc,a,left,\n")
+    assert main(["rank", trail, "--model", "davidson-bt", "--out", out]) == 0
+    assert "warning" not in capsys.readouterr().err
+    # leading blank lines (before: "the file is empty"); errors still name file lines
+    blank = _write(tmp_path / "b.csv", "\n\nleft,right,outcome\na,b,left\nb,c,right\n"
+                   "a,c,tie\nc,a,XX\n")
+    assert main(["rank", blank, "--model", "davidson-bt", "--out", out]) == 2
+    assert "file lines [7]" in capsys.readouterr().err
+
+
+def test_cli_counts_summary_and_unwritable_outputs(tmp_path, capsys):
+    import os
+
+    from bayesjudge.cli import main
+
+    src = _write(tmp_path / "n.csv", "left,right,outcome,n\na,b,left,5\nb,c,right,5\n"
+                 "a,c,tie,5\nc,a,left,0\n")
+    assert main(["rank", src, "--model", "davidson-bt", "--out", str(tmp_path / "r.csv")]) == 0
+    # before: "on 4 comparisons" (rows, not n)
+    assert "on 15 comparisons (4 rows counted by n)" in capsys.readouterr().out
+    # a named pipe nobody reads: before, the write probe hung
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert main(["rank", src, "--out", str(fifo)]) == 2
+    assert "named pipe" in capsys.readouterr().err
+    if os.path.exists("/dev/full"):  # before: "internal error OSError ... please report it"
+        assert main(["rank", src, "--model", "davidson-bt", "--out", "/dev/full"]) == 1
+        err = capsys.readouterr().err
+        assert "could not read or write /dev/full" in err and "internal" not in err
+    # --out-dir under a folder that cannot hold folders (root ignores permissions)
+    assert main(["demo", "--out-dir", "/proc/bayesjudge-demo"]) == 2
+    err = capsys.readouterr().err  # (a user other than root is stopped by the permissions)
+    assert "cannot be written" in err or "not writable" in err
+    assert not os.path.exists("/proc/bayesjudge-demo")
+
+
+def test_cli_calibrate_arguments_are_bounded(tmp_path, capsys):
+    from bayesjudge.cli import main
+
+    pred = _write(tmp_path / "p.csv", "item,prob\na,0.7\nb,0.2\nc,0.6\nd,0.4\n")
+    lab = _write(tmp_path / "l.csv", "item,label\na,B\nb,A\nc,B\nd,A\n")
+    out = str(tmp_path / "c.csv")
+    # before: --probe 0 passed the argument check and failed after the files were read
+    assert main(["calibrate", pred, "--labels", lab, "--method", "contextual", "--probe",
+                 "0", "--out", out]) == 2
+    assert "--probe gives a mean" in capsys.readouterr().err
+    assert main(["calibrate", pred, "--labels", lab, "--boot", "100000000", "--out", out]) == 2
+    assert "--boot must be at most 100,000" in capsys.readouterr().err
+
+
+def test_anchored_flat_tie_prior_refuses_a_reference_without_ties():
+    rows = [(f"b{i}", j, "a" if i % 2 else "b", "b" if i % 2 else "c",
+             "left" if i % 3 else "right") for i in range(30) for j in ("human", "gpt")]
+    df = pd.DataFrame(rows, columns=["battle", "judge", "left", "right", "outcome"])
+    # before: the fit ran and failed with a generic "Hessian not negative definite"
+    with pytest.raises(DataValidationError, match="never said 'tie'.*-inf"):
+        bj.AnchoredBT(priors="flat").fit(df)
+
+
+def test_overflowing_laplace_draws_are_flagged():
+    from types import SimpleNamespace
+
+    from bayesjudge.engine.laplace import _flag_nonfinite
+
+    fit = SimpleNamespace(laplace_ok=None)
+    draws = {"T": np.array([[[1.0, 2.0], [np.inf, 2.5]]]), "b": np.zeros((1, 2, 3))}
+    _flag_nonfinite(fit, draws)
+    assert fit.laplace_ok["T"].tolist() == [False, True] and "b" not in fit.laplace_ok
+    fit = SimpleNamespace(laplace_ok={"T": np.array([True, False])})
+    _flag_nonfinite(fit, {"T": np.array([[[np.nan, 1.0]]])})
+    assert fit.laplace_ok["T"].tolist() == [False, False]

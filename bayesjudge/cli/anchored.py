@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bayesjudge.cli.files import wrote
+from bayesjudge.cli.files import write_csv, wrote
 
 #: Columns that hold a battle id in the files users bring (arena_ppr's battles.csv: item;
 #: an Arena or MT-Bench export: question_id), suggested when ``battle`` is missing.
@@ -59,12 +59,12 @@ def run_anchored(args: argparse.Namespace, comparisons) -> int:
     model.fit(comparisons, method=args.method, draws=args.draws, tune=args.tune,
               chains=args.chains, cores=args.cores, progressbar=sys.stderr.isatty())
     ranking = model.ranking(ci_prob=args.level, joint=args.joint)
-    ranking.to_csv(args.out, index=False)
+    write_csv(ranking, args.out)
     judges = model.judges(ci_prob=args.level)
     if args.judges:
-        judges.to_csv(args.judges, index=False)
+        write_csv(judges, args.judges)
     if args.differences:
-        model.differences(ci_prob=args.level).to_csv(args.differences, index=False)
+        write_csv(model.differences(ci_prob=args.level), args.differences)
     fmt = {"float_format": lambda v: f"{v:.3f}", "index": False}
     st = model._state_
     sets = "simultaneous rank sets" if args.joint else "marginal rank intervals"

@@ -26,6 +26,7 @@ from bayesjudge.cli.files import (
     check_output_file,
     one_line,
     read_table,
+    write_csv,
 )
 from bayesjudge.cli.messages import WarningPrinter, advice, cli_words
 from bayesjudge.cli.rank import add_rank_parser
@@ -149,7 +150,7 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     model.fit(votes, labels, method=args.method, draws=args.draws, tune=args.tune,
               chains=args.chains, cores=args.cores, progressbar=sys.stderr.isatty())
     decisions = model.predict(votes)
-    decisions.to_csv(args.out, index=False)
+    write_csv(decisions, args.out)
     summary = model.summarize()
     print(f"calibrated on {len(labels)} labelled items ({args.method}, tie={args.tie}):")
     print(summary.to_string(float_format=lambda v: f"{v:.3f}"))
@@ -361,6 +362,13 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:  # the reader (e.g. `| head`) stopped reading: not an error
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 141  # 128 + SIGPIPE, what a shell reports for a killed writer
+        except OSError as exc:  # a full disk, a vanished folder: the system's, not a bug
+            if args.debug:
+                raise
+            name = f" {exc.filename}" if exc.filename else ""
+            print(f"error: could not read or write{name}: {exc.strerror or one_line(exc)}",
+                  file=sys.stderr)
+            return 1
         except Exception as exc:  # a bug: say so, in one line unless --debug
             if args.debug:
                 raise

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from bayesjudge.cli.files import UsageError, read_table
+from bayesjudge.cli.files import UsageError, read_table, write_csv
 from bayesjudge.cli.scoring import (
     coverage_notes,
     format_table,
@@ -195,7 +195,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     after = metric_table(output_table(pred, score, out["prob_calibrated"].to_numpy(),
                                   out["prob_swapped_calibrated"].to_numpy() if has_swap
                                   else None), counts, **kw)
-    out.to_csv(args.out, index=False)  # before printing: `| head` may close stdout
+    write_csv(out, args.out)  # before printing: `| head` may close stdout
     how = f"{args.method} calibration" + (f" ({args.inference})" if args.method ==
                                          "temperature" else "")
     print(f"{how} of {len(pred)} prediction rows:")

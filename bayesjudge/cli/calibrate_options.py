@@ -15,6 +15,9 @@ from bayesjudge.cli.files import FILES_HELP, UsageError, check_output_file
 from bayesjudge.constants import CI_PROB
 
 MIN_BOOT = 100  # fewer resamples cannot place the tails of a 95% interval
+# past this the resampling error of a 95% limit is far below the data's own sampling error
+# (and a typo such as --boot 1000000000 would run for hours holding gigabytes of scores)
+MAX_BOOT = 100_000
 
 INPUTS_HELP = """\
 file formats
@@ -95,6 +98,10 @@ def add_calibrate_parsers(sub, add_nuts_options, add_common, check_level, check_
         if boot < MIN_BOOT:
             raise UsageError(f"--boot must be at least {MIN_BOOT} (fewer resamples cannot "
                              f"place the interval's tails), got {boot}. Fix: e.g. --boot 1000.")
+        if boot > MAX_BOOT:
+            raise UsageError(f"--boot must be at most {MAX_BOOT:,} (more resamples change the "
+                             f"interval by less than its own sampling error), got {boot:,}. "
+                             f"Fix: e.g. --boot 1000.")
 
     def check_calibrate(args: argparse.Namespace) -> None:
         check_level(args.level)
@@ -125,6 +132,12 @@ def add_calibrate_parsers(sub, add_nuts_options, add_common, check_level, check_
             if not 0 <= q <= 1:
                 raise UsageError(f"--probe must be a probability in [0, 1], got {q:g}. Fix: "
                                  f"e.g. --probe 0.62.")
+        if args.probe and not 0 < sum(args.probe) / len(args.probe) < 1:
+            raise UsageError(f"--probe gives a mean content-free P(B better) of "
+                             f"{sum(args.probe) / len(args.probe):g}; contextual calibration "
+                             f"divides by q and 1 - q, so it needs 0 < q < 1. Fix: the judge's "
+                             f"soft probability on the probe (token probabilities), e.g. "
+                             f"--probe 0.62, not a hard verdict.")
         check_output_file(args.out, "--out", (args.predictions, args.labels,
                                               args.probe_file or args.predictions))
 
@@ -145,8 +158,8 @@ def add_calibrate_parsers(sub, add_nuts_options, add_common, check_level, check_
         parser.add_argument("--level", type=float, default=CI_PROB,
                             help=f"{level_what} level in (0.5, 1), default {CI_PROB}")
         parser.add_argument("--boot", type=int, default=1000,
-                            help=f"bootstrap resamples of the metric table, >= {MIN_BOOT} "
-                            f"(default 1000)")
+                            help=f"bootstrap resamples of the metric table, {MIN_BOOT} to "
+                            f"{MAX_BOOT:,} (default 1000)")
 
     cal = sub.add_parser(
         "calibrate",

@@ -9,10 +9,15 @@ Every problem is a :class:`UsageError` with a one-line message saying the fix.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import errno
 import os
 import re
+import stat
+import tempfile
 import textwrap
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,7 +62,9 @@ def one_line(exc: BaseException | str) -> str:
 
 
 def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = (),
-               required: tuple[str, ...] | list[str] | None = None) -> pd.DataFrame:
+               required: tuple[str, ...] | list[str] | None = None,
+               text: tuple[str, ...] | list[str] = (),
+               labels: tuple[str, ...] | list[str] = ()) -> pd.DataFrame:
     """Read a user's CSV file: id columns as exact strings, delimiter sniffed.
 
     Parameters
@@ -74,6 +81,13 @@ def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = (),
         use may have empty cells (LLMFAO's ``annotator`` is empty on the LLM judges' rows);
         it is read as strings like the others, and the command's own check names it as
         unused.
+    text : sequence of str
+        Label columns to read as text (missing markers still missing): verdicts such as
+        ``1`` / ``2`` / ``0`` are labels, matched to ``--outcomes`` / ``--levels`` as
+        written.
+    labels : sequence of str
+        Values that are labels, not missing markers, in the ``text`` columns (an
+        ``--outcomes N/A=tie`` makes ``N/A`` a verdict).
 
     Returns
     -------
@@ -99,7 +113,7 @@ def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = (),
         raise UsageError(f"{where} is a folder; pass a CSV file.")
     try:
         with open(p, encoding="utf-8-sig", newline="") as fh:
-            header = fh.readline()
+            header = next((line for line in fh if line.strip()), "")  # blank lines skipped
             has_rows = any(line.strip() for line in fh)
     except UnicodeDecodeError:
         hint = (" Decompress it first." if p.suffix.lower() in (".gz", ".bz2", ".xz", ".zip",
@@ -125,16 +139,31 @@ def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = (),
 
     extra = list(ids)
     ids = [c for c in names if c in ID_COLUMNS or c in ids]
+    as_text = ids + [c for c in names if c in text and c not in ids]
     try:
-        df = pd.read_csv(
-            p, sep=sep, encoding="utf-8-sig", dtype={c: str for c in ids}, index_col=False,
-            keep_default_na=False, na_values={c: NA_STRINGS for c in names if c not in ids},
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            df = pd.read_csv(
+                p, sep=sep, encoding="utf-8-sig", dtype={c: str for c in as_text},
+                index_col=False, keep_default_na=False,
+                na_values={c: [v for v in NA_STRINGS if c not in text or v.casefold() not in
+                               {str(k).strip().casefold() for k in labels}]
+                           for c in names if c not in ids},
+            )
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise UsageError(f"could not read {where} as {DELIMITERS[sep]}-separated CSV: "
                          f"{one_line(exc)}") from None
+    for w in caught:
+        if issubclass(w.category, pd.errors.ParserWarning):
+            _check_extra_fields(p, sep, len(names), where)  # trailing delimiters only: fine
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    unnamed = [c for c, name in zip(df.columns, names) if not name.strip()
+               and (df[c].fillna("").astype(str).str.strip() == "").all()]
+    if unnamed:  # a header ending in the delimiter: an empty column without a name
+        df = df.drop(columns=unnamed)
     if sep != ",":
-        df = _decimal_commas(df, [c for c in df.columns if c not in ids])
+        df = _decimal_commas(df, [c for c in df.columns if c not in as_text])
     df.index = _file_lines(p, sep, len(df))
     check_header_rows(df, where)
     checked = ids if required is None else [c for c in ids if c in required or c in extra]
@@ -147,6 +176,31 @@ def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = (),
             raise UsageError(f"{where}: column {col!r} is empty on line(s) {shown}; every row "
                              f"needs an id. Fill in the ids, or delete those rows.")
     return df
+
+
+def _check_extra_fields(path: Path, sep: str, n_names: int, where: str) -> None:
+    """Raise UsageError naming the lines with values past the header's last column.
+
+    Rows with more fields than the header are read with the extra fields dropped (so that
+    a trailing delimiter on every row does not shift the columns); an empty extra field
+    is no data, a filled one would be lost.
+    """
+    lines = []
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh, delimiter=sep)
+        next(reader, None)
+        start = reader.line_num + 1
+        for record in reader:
+            if any(v.strip() for v in record[n_names:]):
+                lines.append(start)
+            start = reader.line_num + 1
+    if lines:
+        shown = ", ".join(map(str, lines[:5])) + (f" ... ({len(lines)} in all)"
+                                                   if len(lines) > 5 else "")
+        raise UsageError(f"{where} has values past its header's {n_names} columns on line(s) "
+                         f"{shown}; they would be dropped. Fix: name the column in the header "
+                         f"line, or remove the extra values (quote a value that holds the "
+                         f"delimiter).")
 
 
 def _file_lines(path: Path, sep: str, n_rows: int) -> pd.Index:
@@ -207,6 +261,14 @@ def _decimal_commas(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     return df
 
 
+def write_csv(table: pd.DataFrame, path: str, index: bool = False) -> None:
+    """``table.to_csv(path)``; a failed write (a full disk) names ``path`` in its error."""
+    try:
+        table.to_csv(path, index=index)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), path) from None
+
+
 def wrote(*paths: str | None) -> str:
     """The closing line naming the files a command wrote (``None``: not asked for)."""
     files = [p for p in paths if p]
@@ -240,10 +302,16 @@ def check_output_file(path: str, flag: str, inputs: tuple[str, ...] = ()) -> Non
     # open it for appending now (nothing written), and remove it again if it is new
     existed = p.exists()
     try:
-        with open(p, "a"):
-            pass
+        if existed and stat.S_ISFIFO(p.stat().st_mode):
+            # a named pipe blocks an open until some process reads it: probe without waiting
+            os.close(os.open(p, os.O_WRONLY | os.O_NONBLOCK))
+        else:
+            with open(p, "a"):
+                pass
     except OSError as exc:
-        raise UsageError(f"{flag} {path!r} cannot be written ({exc.strerror}); choose "
+        why = ("a named pipe that no process reads" if exc.errno == errno.ENXIO else
+               exc.strerror)
+        raise UsageError(f"{flag} {path!r} cannot be written ({why}); choose "
                          f"another path.") from None
     if not existed:
         p.unlink(missing_ok=True)
@@ -278,6 +346,20 @@ def check_output_dir(path: str, flag: str, files: tuple[str, ...] = ()) -> None:
         raise UsageError(f"{flag} {path!r} cannot be created: {str(existing)!r} is a file.")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise UsageError(f"{flag} {path!r} is not writable; choose another folder.")
+    # os.access trusts permissions, which root (and /proc, read-only mounts) ignore: make
+    # the missing folders, or a file in the existing one, now (and remove them again)
+    made = [q for q in (p, *p.parents) if not q.exists()]
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=p):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag} {path!r} cannot be written ({exc.strerror}); choose "
+                         f"another folder.") from None
+    finally:
+        for q in made:  # deepest first
+            with contextlib.suppress(OSError):
+                q.rmdir()
     for name in files:
         if (p / name).is_dir():
             raise UsageError(f"{flag} {path!r} holds a folder {name!r} where the output file "

@@ -23,7 +23,8 @@ your own column names and labels (a Chatbot Arena export needs neither)
                                 %(roles)s;
                                 e.g. --columns model_x=left,model_y=right,verdict=outcome
   --outcomes LABEL=OUTCOME,...  map verdict labels (any letter case) to left, right
-                                or tie, e.g. --outcomes A=left,B=right,C=tie
+                                or tie, e.g. --outcomes A=left,B=right,C=tie or
+                                1=left,2=right,0=tie (verdicts are read as text)
   A Chatbot Arena export (model_a, model_b, winner = model_a | model_b | tie |
   tie (bothbad)) is read as it is: model_a -> left, model_b -> right, winner ->
   outcome, both ties -> tie. Without a judge column every row is one judge,
@@ -93,6 +94,23 @@ def id_columns(args: argparse.Namespace) -> list[str]:
     """
     mapping = {**ARENA_COLUMNS, **(args.columns or {})}
     return [c for c, role in mapping.items() if role in ID_ROLES]
+
+
+def label_columns(args: argparse.Namespace) -> list[str]:
+    """Columns of the file to read as text labels: the one holding the verdicts.
+
+    Verdicts are labels, not numbers: a file's ``1`` / ``2`` / ``0`` must meet
+    ``--outcomes 1=left,...`` or ``--levels 1,2,3,4,5`` as written (read as numbers they
+    matched no key, and ``1.0`` would not be ``1``).
+    """
+    mapping = {**ARENA_COLUMNS, **(args.columns or {})}
+    named = [c for c, role in mapping.items() if role == "outcome"]
+    return named + ([] if "outcome" in mapping else ["outcome"])
+
+
+def verdict_labels(args: argparse.Namespace) -> list[str]:
+    """The labels ``--outcomes`` / ``--levels`` name: verdicts, never missing markers."""
+    return [*(args.outcomes or ()), *(getattr(args, "level_labels", None) or ())]
 
 
 def map_comparisons(df: pd.DataFrame, args: argparse.Namespace, path: str):

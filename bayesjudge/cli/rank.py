@@ -19,6 +19,7 @@ from bayesjudge.cli.files import (
     check_distinct_outputs,
     check_output_file,
     read_table,
+    write_csv,
     wrote,
 )
 from bayesjudge.cli.mapping import (
@@ -27,7 +28,9 @@ from bayesjudge.cli.mapping import (
     add_mapping_options,
     check_mapping_options,
     id_columns,
+    label_columns,
     map_comparisons,
+    verdict_labels,
 )
 from bayesjudge.cli.ordinal import (
     EPILOG_ORDINAL,
@@ -253,7 +256,8 @@ def add_tie_columns(model, judges, level: float):
 
 def run_rank(args: argparse.Namespace) -> int:
     # only the id columns rank reads must be filled in (LLMFAO's annotator is not one)
-    raw = read_table(args.comparisons, "comparisons", ids=id_columns(args), required=ID_ROLES)
+    raw = read_table(args.comparisons, "comparisons", ids=id_columns(args), required=ID_ROLES,
+                     text=label_columns(args), labels=verdict_labels(args))
     comparisons, notes = map_comparisons(raw, args, args.comparisons)
     if args.model == "anchored":
         from bayesjudge.cli.anchored import check_battle_column, run_anchored
@@ -276,20 +280,26 @@ def run_rank(args: argparse.Namespace) -> int:
                              f"(--columns context=battle), to rank the items over all "
                              f"rows.") from None
     ranking = model.ranking(ci_prob=args.level, joint=args.joint)
-    ranking.to_csv(args.out, index=False)
+    write_csv(ranking, args.out)
     judges = model.judges(ci_prob=args.level)
     judges["n_comparisons"] = judges["n_comparisons"].astype(int)  # a count, stored as float
     judges = add_tie_columns(model, judges, args.level)
     if args.judges:
-        judges.to_csv(args.judges, index=False)
+        write_csv(judges, args.judges)
     if args.differences:
-        model.differences(ci_prob=args.level).to_csv(args.differences, index=False)
+        write_csv(model.differences(ci_prob=args.level), args.differences)
     fmt = {"float_format": lambda v: f"{v:.3f}", "index": False}
     n_ctx = ranking["context"].nunique() if "context" in ranking else 1
     # every row is an observation, symmetrised or not (eq. 3 keeps the rows' weight)
     sym = ", both orders symmetrised (eq. 3)" if getattr(model, "symmetrize", False) else ""
     sets = "; simultaneous rank sets" if args.joint else ""
-    print(f"{type(model).__name__} ({args.method}{sym}) on {len(comparisons)} comparisons, "
+    counted = ""
+    if "n" in comparisons.columns:  # a counts table: each row is n comparisons
+        counted = f" ({len(comparisons)} rows counted by n)"
+        n_rows = int(comparisons["n"].fillna(0).sum())
+    else:
+        n_rows = len(comparisons)
+    print(f"{type(model).__name__} ({args.method}{sym}) on {n_rows} comparisons{counted}, "
           f"{len(ranking)} items in {n_ctx} context(s){sets}:")
     for note in notes:
         print(f"  ({note})")

@@ -13,7 +13,7 @@ import sys
 import warnings
 from typing import TYPE_CHECKING
 
-from bayesjudge.cli.files import FILES_HELP, read_table
+from bayesjudge.cli.files import FILES_HELP, read_table, write_csv
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data.messages import DataValidationError
 
@@ -256,7 +256,7 @@ def run_report(args: argparse.Namespace) -> int:
                          level=args.level, draws=args.draws, tune=args.tune, chains=args.chains,
                          seed=args.seed, cores=args.cores, progressbar=sys.stderr.isatty())
     if args.out:  # before printing: `| head` may close stdout
-        table.to_csv(args.out, index=False)
+        write_csv(table, args.out)
     print(format_report(table, args.method, args.level))
     if args.out:
         print(f"wrote {args.out}")

@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from bayesjudge.cli.files import read_table
+from bayesjudge.cli.files import read_table, write_csv
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, show_values
 from bayesjudge.data.annotations import (
@@ -188,7 +188,7 @@ def run_metrics(args: argparse.Namespace) -> int:
     table = judge_metrics(pred.loc[labelled].reset_index(drop=True), counts, multi,
                           n_boot=args.boot, level=args.level, seed=args.seed)
     if args.out:  # before printing: `| head` may close stdout
-        table.to_csv(args.out, index=False)
+        write_csv(table, args.out)
     for note in notes:
         print(note)
     items = pd.unique(pred["item"][labelled]).size

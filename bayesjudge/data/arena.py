@@ -36,6 +36,7 @@ from bayesjudge.data.vocabulary import (
     COLUMN_ROLES,
     ONE_JUDGE,
     label_key,
+    verdict_key,
 )
 
 __all__ = ["ARENA_COLUMNS", "ARENA_OUTCOMES", "COLUMN_ROLES", "ONE_JUDGE",
@@ -189,13 +190,13 @@ def _check_outcomes(outcomes: Mapping[str, str]) -> dict:
         raise DataValidationError(
             f"outcomes maps labels to {bad}; an outcome is one of {list(_OUTCOMES)}.")
     labels = {o: o for o in _OUTCOMES}
-    labels.update({label_key(k): label_key(v) for k, v in outcomes.items()})
+    labels.update({verdict_key(k): label_key(v) for k, v in outcomes.items()})
     return labels
 
 
 def _relabel(frame: pd.DataFrame, raw: pd.Series, labels: dict) -> pd.Series:
     codes, uniques = pd.factorize(raw, sort=False)  # each distinct label looked up once
-    known = [labels.get(label_key(u)) for u in uniques]
+    known = [labels.get(verdict_key(u)) for u in uniques]
     unknown = [u for u, k in zip(uniques, known) if k is None]
     if unknown:
         where = frame.index[pd.Series(raw).isin(unknown).to_numpy()]

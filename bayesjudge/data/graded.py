@@ -27,7 +27,7 @@ from bayesjudge.data.comparisons import COMPARISON_OUTCOMES, Comparisons, collap
 from bayesjudge.data.counts import apply_counts
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import require_frame
-from bayesjudge.data.vocabulary import DEFAULT_LEVELS, check_levels, label_key
+from bayesjudge.data.vocabulary import DEFAULT_LEVELS, check_levels, label_key, verdict_key
 
 __all__ = ["DEFAULT_LEVELS", "check_levels", "collapse_levels", "three_way", "validate_graded"]
 
@@ -51,7 +51,8 @@ def level_codes(table: pd.DataFrame, levels: tuple[str, ...]) -> np.ndarray:
             f"Fix: give every row one of the levels {list(levels)}, or drop those rows.")
     codes, labels = pd.factorize(col, sort=False)
     lookup = {label_key(v): i for i, v in enumerate(levels)}
-    code_of = np.array([lookup.get(label_key(v), -1) for v in labels], dtype=np.int64)
+    # numbers in the table meet the levels as text (1 .. 5, read from a file as numbers)
+    code_of = np.array([lookup.get(verdict_key(v), -1) for v in labels], dtype=np.int64)
     out = code_of[codes]
     bad = out < 0
     if bad.any():

@@ -9,11 +9,13 @@ to write its help and check its arguments before it imports anything heavier
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import warnings
 
 __all__ = ["ARENA_COLUMNS", "ARENA_OUTCOMES", "COLUMN_ROLES", "DEFAULT_LEVELS", "ID_COLUMNS",
-           "LINE_INDEX", "ONE_JUDGE", "check_levels", "label_key"]
+           "LINE_INDEX", "ONE_JUDGE", "check_levels", "label_key", "verdict_key"]
 
 ID_COLUMNS = ("item", "system", "judge", "annotator", "context", "left", "right", "aspect",
               "battle")
@@ -43,6 +45,26 @@ def label_key(value):
     returned as they are.
     """
     return value.strip().casefold() if isinstance(value, str) else value
+
+
+def verdict_key(value):
+    """A verdict label as its key: :func:`label_key`, and a number as its decimal text.
+
+    Graded or coded verdicts are often numbers in a table (``1`` .. ``5``, ``0`` for a
+    tie) while levels and outcome maps name them as text: ``1``, ``1.0`` and ``"1"``
+    are one verdict, ``0.5`` is ``"0.5"``. Booleans are not numbered labels and are
+    returned as they are.
+    """
+    if isinstance(value, str):
+        return label_key(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return value
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    value = float(value)
+    if not math.isfinite(value):
+        return value
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 def check_levels(levels) -> tuple[str, ...]:

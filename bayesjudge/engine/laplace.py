@@ -203,10 +203,28 @@ def laplace_draws(
     distinct, where = np.unique(imp.draws, axis=0, return_inverse=True)
     where = where.reshape(-1)
     rows = [constrain(xi) for xi in distinct]
-    return {
+    out = {
         name: np.stack([r[i] for r in rows])[where][None]
         for i, name in enumerate(density.param_names)
     }
+    _flag_nonfinite(fit, out)
+    return out
+
+
+def _flag_nonfinite(fit: MAPResult, draws: dict[str, np.ndarray]) -> None:
+    """``laplace_ok = False`` for every scalar with a draw that overflowed (inf or NaN).
+
+    A Gaussian draw far out on an improper or nearly flat target can constrain to inf
+    (exp of a large log scale); its summary would be inf with a NaN sd, so it is flagged
+    even when the importance weights passed.
+    """
+    for name, v in draws.items():
+        bad = ~np.isfinite(np.asarray(v, dtype=float)).all(axis=(0, 1))
+        if bad.any():
+            flags = dict(fit.laplace_ok or {})
+            ok = np.asarray(flags.get(name, True), dtype=bool)
+            flags[name] = np.broadcast_to(ok, bad.shape) & ~bad
+            fit.laplace_ok = flags
 
 
 def _scale_is_gaussian(fit: MAPResult, logp_jac, reparam: tuple[slice, int], blocks,

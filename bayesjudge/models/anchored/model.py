@@ -200,6 +200,13 @@ class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
         if len(battles.items) < 2:
             raise DataValidationError("comparisons: fewer than two items; nothing to rank.")
         n_j = len(battles.judges)
+        if battles.ref_counts[:, 1].sum() == 0 and \
+                self.resolved_priors()["tie_logit"].dist == "Flat":
+            raise DataValidationError(
+                f"comparisons: the reference {self.reference!r} never said 'tie': under the "
+                f"flat prior of tie_logit (priors='flat') its maximum-likelihood value is "
+                f"-inf. Fix: use the default priors (the tie logit then comes from the prior "
+                f"and the data).")
         if self.consensus and n_j < 2:
             raise DataValidationError(
                 f"consensus=True needs two or more judges besides the reference "
