@@ -165,11 +165,13 @@ def test_zero_width_closed_form_interval_is_flagged(tmp_path, capsys):
     assert _run(tmp_path, "--out", str(out), judgments="j.csv", calibration="c.csv") == 0
     captured = capsys.readouterr()
     table = pd.read_csv(out)
-    assert table["flag"].tolist() == ["boundary"]
+    # so far below that no accuracy reconciles it with the calibration (likelihood ratio
+    # 16.7 on 1 df, p < 0.001): a conflict as well
+    assert table["flag"].tolist() == ["boundary;calibration-conflict"]
     assert table["adjusted"][0] == table["lower"][0] == table["upper"][0] == 0
     lines = captured.out.splitlines()
     row = next(r for r in lines if r.lstrip().startswith("all"))
-    assert "0.000 [0.000, 0.000]" in row and row.rstrip().endswith("!")
+    assert "0.000 [0.000, 0.000]" in row and row.rstrip().endswith("!x")
     note = [r for r in lines if r.startswith("! ")]
     assert len(note) == 1 and "--method bayes" in note[0] and "zero width" in note[0]
     assert captured.err == ""  # the flag replaces the estimator's BoundaryWarning

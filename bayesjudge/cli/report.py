@@ -42,6 +42,10 @@ output (printed, and written to --out as CSV)
     weakly-identified     (printed ?) bayes: q0 + q1 <= 1 is plausible (the lower
                           end of the credible interval of q0 + q1 is <= 1), so
                           the judge may be no better than chance.
+    calibration-conflict  (printed x) both methods: the test items' judged rate lies
+                          outside [1 - q0, q1], what the calibrated judge can produce
+                          at any accuracy (likelihood ratio, p < 0.001): the judge
+                          behaved differently on the test items; no interval holds.
     borrowed-calibration  (printed *) bayes, --by system: the system has no
                           calibration items of its own in a class (m0 = 0 or m1 = 0),
                           so the hierarchical model borrows its q0/q1 from the others.
@@ -67,6 +71,11 @@ FLAGS = {  # CSV flag -> (printed mark, footnote)
         "?", "q0 + q1 <= 1 is plausible under the posterior (its credible interval reaches "
         "1): the judge may be no better than chance and the estimate is weakly identified; "
         "add calibration labels."
+    ),
+    "calibration-conflict": (
+        "x", "the judged rate lies outside [1 - q0, q1], what the calibrated judge can "
+        "produce at any accuracy (p < 0.001): the judge behaved differently on the test "
+        "items than on the calibration items; neither interval can be trusted."
     ),
     "borrowed-calibration": (
         "*", "no calibration items of its own with human_label 0 or 1 (m0 = 0 or m1 = 0): "
@@ -134,6 +143,7 @@ def report_table(
         HierarchicalMisclassificationModel,
         MisclassificationModel,
     )
+    from bayesjudge.models.misclassification.checks import CONFLICT_LR, conflict_statistic
 
     if method not in ("closed-form", "bayes"):
         raise DataValidationError(f"method must be 'closed-form' or 'bayes', got {method!r}.")
@@ -190,6 +200,10 @@ def report_table(
                 flags[i].append("weakly-identified")
             if len(c) > 1 and (c["m0"].iloc[i] == 0 or c["m1"].iloc[i] == 0):
                 flags[i].append("borrowed-calibration")
+    conflict = conflict_statistic(
+        counts if method == "closed-form" or len(counts) == 1 else counts.pooled_calibration())
+    for i in np.flatnonzero(conflict > CONFLICT_LR):
+        flags[i].append("calibration-conflict")
     out["m0"], out["m1"] = c["m0"], c["m1"]
     out["flag"] = [";".join(f) for f in flags]
     cols = ["system", "n", "naive", "adjusted", "lower", "upper", "q0", "q0_lower", "q0_upper",

@@ -49,6 +49,7 @@ from bayesjudge.models.bradley_terry.core import (
     skill_layout,
     zero_sum,
 )
+from bayesjudge.models.bradley_terry.identification import check_position_biases
 from bayesjudge.models.bradley_terry.report import CHUNK, PairwiseReports
 from bayesjudge.priors import zero_sum_rows
 
@@ -118,6 +119,9 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         cl = layout.cells(comps.group, comps.left)
         cr = layout.cells(comps.group, comps.right)
         n_sc = len(layout.nodes)
+        if getattr(self, "position_bias", False):
+            check_position_biases(cl, cr, comps.judge, n_sc, comps.judges,
+                                  self._is_flat("position_bias"))
         values = ({"n_left": comps.outcomes[:, 0], "n_tie": comps.outcomes[:, 1],
                    "n_right": comps.outcomes[:, 2]} if self._ties
                   else {"win": self._win(comps), "n": comps.n})

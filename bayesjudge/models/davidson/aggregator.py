@@ -214,6 +214,13 @@ class DavidsonAggregator(BayesianModel):
         label_counts = np.bincount(inverse * 3 + y_idx, minlength=3 * len(patterns))
         label_counts = label_counts.reshape(len(patterns), 3)
         s, t = vote_features(patterns, self.alpha, self.kappa)
+        if not np.any(s):
+            warn_user(
+                "labels: every calibration item's votes have a vote margin of 0 (only ties, "
+                "or as many +1 as -1 votes), so the labels say nothing about the margin "
+                "scale beta: it comes from its prior (even its sign), and so do predict()'s "
+                "probabilities for items whose votes lean one way. Fix: calibration items "
+                "whose votes lean one way.")
         return FitData(
             data={"margin_feature": s, "tie_feature": t, "label_counts": label_counts},
             # item ids on the observed data and the pointwise log-likelihood (LOO's

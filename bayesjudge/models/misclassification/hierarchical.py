@@ -28,6 +28,7 @@ from bayesjudge.data import DataValidationError, check_calibration_classes, chec
 from bayesjudge.engine.diagnostics import share_mcse
 from bayesjudge.engine.laplace_check import warn_flagged
 from bayesjudge.engine.messages import warn_user
+from bayesjudge.models.misclassification.checks import warn_if_conflicting
 from bayesjudge.models.misclassification.model import (
     OBS,
     PROBABILITIES,
@@ -206,11 +207,13 @@ class HierarchicalMisclassificationModel(BayesianModel):
             )
         if self.pooling == "none":
             check_calibration_classes(counts, per_system=True)
-            warn_if_not_identified(counts.q0_hat, counts.q1_hat, counts.systems)
+            warn_if_not_identified(counts, counts.systems)
+            warn_if_conflicting(counts)
         else:
             check_calibration_classes(counts, per_system=False)
             pooled = counts.pooled_calibration()
-            warn_if_not_identified(pooled.q0_hat[:1], pooled.q1_hat[:1], ["pooled"])
+            warn_if_not_identified(pooled, ["pooled"], first=True)
+            warn_if_conflicting(pooled)
         successes, trials = counts_arrays(counts)
         systems = list(counts.systems)  # ids exactly as the user gave them (not str()ed)
         return FitData(

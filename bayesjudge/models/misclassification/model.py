@@ -32,6 +32,7 @@ from bayesjudge.data import (
 )
 from bayesjudge.engine import warn_user
 from bayesjudge.engine.laplace_check import warn_flagged
+from bayesjudge.models.misclassification.checks import warn_if_conflicting, weakly_identified
 from bayesjudge.models.misclassification.starts import (
     GOOD_JUDGE_START,
     map_starts,
@@ -109,24 +110,34 @@ def as_counts(judgments, calibration, by_system: bool) -> MisclassificationCount
     return validate_misclassification(judgments, calibration, by_system=by_system)
 
 
-def warn_if_not_identified(q0_hat: np.ndarray, q1_hat: np.ndarray, systems) -> None:
-    """Warn when the calibration estimates give q0_hat + q1_hat <= 1."""
-    total = np.asarray(q0_hat, dtype=float) + np.asarray(q1_hat, dtype=float)
-    bad = total <= 1
-    if bad.any():
-        names = np.asarray(systems)[bad]
-        shown = ", ".join(
-            f"q0_hat + q1_hat = {t:.3f}" if len(total) == 1 else f"{s}: q0_hat + q1_hat = {t:.3f}"
-            for s, t in zip(names, total[bad])
-        )
-        warn_user(
-            f"calibration estimates give q0_hat + q1_hat <= 1 ({shown}): on the calibration "
-            f"set the judge is no better than chance, so the data barely identify the "
-            f"accuracy theta and its posterior will be wide (possibly bimodal). Check that "
-            f"judge_label = 1 and human_label = 1 both mean 'correct' (swapped labels push "
-            f"the sum below 1), collect more calibration labels, or use a better judge.",
-            IdentifiabilityWarning,
-        )
+def warn_if_not_identified(cal: MisclassificationCounts, systems, first: bool = False) -> None:
+    """Warn when the calibration counts make q0 + q1 <= 1 plausible (``first``: only the
+    first row, for calibration pooled over systems)."""
+    rows = slice(0, 1) if first else slice(None)
+    total = (np.asarray(cal.q0_hat, dtype=float) + np.asarray(cal.q1_hat, dtype=float))[rows]
+    weak = weakly_identified(cal)[rows]
+    if not weak.any():
+        return
+    names = np.asarray(systems)[weak]
+    shown = ", ".join(
+        f"q0_hat + q1_hat = {t:.3f}" if len(total) == 1 else f"{s}: q0_hat + q1_hat = {t:.3f}"
+        for s, t in zip(names, total[weak])
+    )
+    if (total[weak] <= 1).any():
+        what = ("on the calibration set the judge is no better than chance, so the data "
+                "barely identify the accuracy theta and its posterior will be wide (possibly "
+                "bimodal). Check that judge_label = 1 and human_label = 1 both mean "
+                "'correct' (swapped labels push the sum below 1), collect more calibration "
+                "labels, or use a better judge.")
+        head = f"calibration estimates give q0_hat + q1_hat <= 1 ({shown})"
+    else:
+        what = ("a judge no better than chance is plausible, so the accuracy theta is weakly "
+                "identified: its posterior may be wide or bimodal, and a MAP fit's Laplace "
+                "interval may describe one mode only. Fit with method='nuts' for the "
+                "interval, and collect more calibration labels.")
+        head = (f"calibration estimates give {shown}, within two standard errors of "
+                f"q0 + q1 = 1")
+    warn_user(f"{head}: {what}", IdentifiabilityWarning)
 
 
 def posterior_table(
@@ -298,7 +309,8 @@ class MisclassificationModel(BayesianModel):
                 f"HierarchicalMisclassificationModel."
             )
         check_calibration_classes(counts)
-        warn_if_not_identified(counts.q0_hat, counts.q1_hat, counts.systems)
+        warn_if_not_identified(counts, counts.systems)
+        warn_if_conflicting(counts)
         successes, trials = (a[0] for a in counts_arrays(counts))
         return FitData(
             data={"successes": successes, "trials": trials},

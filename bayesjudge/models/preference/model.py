@@ -32,11 +32,13 @@ from bayesjudge.data.annotations import (
     validate_annotations,
 )
 from bayesjudge.data.frames import as_pandas
+from bayesjudge.engine import warn_user
 from bayesjudge.models.preference.posterior import (
     beta_mixture_quantiles,
     dirichlet_multinomial_logpmf,
     log_multinomial_coefficient,
     unique_rows,
+    warn_degenerate_intervals,
 )
 from bayesjudge.priors import Prior
 
@@ -175,6 +177,12 @@ class PreferenceDistribution(BayesianModel):
         counts = ac.counts if self._ternary_fitted else ac.counts[:, [0, 2]]
         patterns, inverse = unique_rows(counts)
         weight = np.bincount(inverse, minlength=len(patterns)).astype(float)
+        if not self._flat and counts.sum(1).max() <= 1:
+            warn_user(
+                "annotations: every item has one annotation, and a single label per item says "
+                "nothing about how annotators disagree on an item: the concentration is not "
+                "identified, so it and every item's p* interval come from its prior "
+                "(summarize() shows the prior). Fix: a second annotation on some items.")
         per_item = len(ac) <= POINTWISE_ITEM_LIMIT
         dim = "item" if per_item else "pattern"
         rows = counts if per_item else patterns
@@ -409,6 +417,8 @@ class PreferenceDistribution(BayesianModel):
             out[f"p_{name}"] = mean[inverse]
             out[f"p_{name}_lower"] = lo[inverse]
             out[f"p_{name}_upper"] = hi[inverse]
+        if self.method_ == "map":
+            warn_degenerate_intervals(out, [name for name, _ in cols], outside=not self._flat)
         return out
 
     def _flat_map_by_pattern(self, values: np.ndarray, patterns: np.ndarray) -> np.ndarray:

@@ -1,0 +1,96 @@
+"""Checks of the misclassification models' counts before a fit: identification, conflict.
+
+Two situations make the posterior of the accuracy theta untrustworthy without the fit
+itself noticing:
+
+* **weak identification**: the calibration counts leave q0 + q1 = 1 plausible (a judge
+  no better than chance). Then theta is barely identified; its posterior is wide and
+  may be bimodal, and a Laplace approximation at one mode reports a fraction of it.
+* **conflict**: the test items' judged rate lies outside the range [1 - q0, q1] that the
+  calibrated judge can produce at any theta in [0, 1], by more than sampling noise. The
+  posterior then reconciles the two data sets by moving the judge's rates away from
+  their calibration estimates, and theta sits at 0 or 1 with a narrow interval that
+  describes the model, not the data (the closed form flags the same case as
+  ``boundary``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from bayesjudge.data import MisclassificationCounts
+from bayesjudge.engine import warn_user
+
+#: Likelihood-ratio statistic above which the test rate conflicts with the calibration:
+#: the chi-square(1) 0.999 quantile (theta at a boundary is conservative for chi-bar).
+CONFLICT_LR = float(stats.chi2.ppf(0.999, 1))
+
+
+class CalibrationConflictWarning(UserWarning):
+    """The test items' judged rate is outside what the calibrated judge can produce."""
+
+
+def _binom_ll(k, n, p):
+    p = np.clip(p, 1e-300, 1 - 1e-16)
+    return np.where(k > 0, k * np.log(p), 0.0) + np.where(n - k > 0, (n - k) * np.log1p(-p), 0.0)
+
+
+def conflict_statistic(counts: MisclassificationCounts) -> np.ndarray:
+    """Likelihood-ratio statistic per system of "theta in [0, 1]" against free rates.
+
+    With q0_hat = tn / m0, q1_hat = tp / m1 and p_hat = judged_pos / n, the statistic is
+    0 while the Rogan-Gladen estimate lies in [0, 1]. Above q1_hat the constrained
+    maximum is theta = 1 with q1 = p = (judged_pos + tp) / (n + m1); below 1 - q0_hat it
+    is theta = 0 with 1 - q0 = p = (judged_pos + m0 - tn) / (n + m0).
+    """
+    x, n = np.asarray(counts.judged_pos, float), np.asarray(counts.n, float)
+    tp, m1 = np.asarray(counts.tp, float), np.asarray(counts.m1, float)
+    tn, m0 = np.asarray(counts.tn, float), np.asarray(counts.m0, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_hat, q1_hat, fp_hat = x / n, tp / m1, (m0 - tn) / m0
+        high = (p_hat > q1_hat) & (m1 > 0) & (n > 0)
+        low = (p_hat < fp_hat) & (m0 > 0) & (n > 0)
+        ph = (x + tp) / (n + m1)
+        lr_high = 2 * (_binom_ll(x, n, p_hat) + _binom_ll(tp, m1, q1_hat)
+                       - _binom_ll(x, n, ph) - _binom_ll(tp, m1, ph))
+        pl = (x + m0 - tn) / (n + m0)
+        lr_low = 2 * (_binom_ll(x, n, p_hat) + _binom_ll(m0 - tn, m0, fp_hat)
+                      - _binom_ll(x, n, pl) - _binom_ll(m0 - tn, m0, pl))
+    return np.where(high, lr_high, np.where(low, lr_low, 0.0))
+
+
+def warn_if_conflicting(counts: MisclassificationCounts) -> np.ndarray:
+    """Warn naming the systems whose test rate conflicts with the calibration; returns
+    the boolean mask of those systems."""
+    lr = conflict_statistic(counts)
+    bad = lr > CONFLICT_LR
+    if bad.any():
+        parts = []
+        for k in np.flatnonzero(bad):
+            p = counts.judged_pos[k] / counts.n[k]
+            name = "" if len(counts) == 1 else f"{counts.systems[k]}: "
+            parts.append(f"{name}judged rate {counts.judged_pos[k]}/{counts.n[k]} = {p:.3f} "
+                         f"against [1 - q0_hat, q1_hat] = [{1 - counts.q0_hat[k]:.3f}, "
+                         f"{counts.q1_hat[k]:.3f}], likelihood ratio {lr[k]:.1f}")
+        warn_user(
+            f"the test items' judged rate lies outside what the calibrated judge can produce "
+            f"at any accuracy in [0, 1] ({'; '.join(parts)}; p < 0.001): the judge behaved "
+            f"differently on the test items than on the calibration items. The posterior "
+            f"reconciles the two by moving the judge's rates away from the calibration, so "
+            f"the accuracy sits at 0 or 1 with a narrow interval that cannot be trusted. Fix: "
+            f"check that the calibration items are a random sample of the test items (same "
+            f"system, same task, same judge prompt) and that label 1 means 'correct' in both "
+            f"files.", CalibrationConflictWarning)
+    return bad
+
+
+def weakly_identified(cal: MisclassificationCounts) -> np.ndarray:
+    """Per row of ``cal``: q0 + q1 = 1 lies within two standard errors of the estimates."""
+    q0, q1 = np.asarray(cal.q0_hat, float), np.asarray(cal.q1_hat, float)
+    m0, m1 = np.asarray(cal.m0, float), np.asarray(cal.m1, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # (the +1/2 counts keep the error positive when a rate is 0 or 1)
+        a0, a1 = (np.asarray(cal.tn) + 0.5) / (m0 + 1), (np.asarray(cal.tp) + 0.5) / (m1 + 1)
+        se = np.sqrt(a0 * (1 - a0) / m0 + a1 * (1 - a1) / m1)
+    return (q0 + q1 - 2 * se) <= 1

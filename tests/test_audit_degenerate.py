@@ -1,0 +1,115 @@
+"""Degenerate results that came back without a word (a session's audit, 2026-11-28)."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize, stats
+
+import bayesjudge as bj
+from bayesjudge.data import DataValidationError, MisclassificationCounts
+from bayesjudge.models.bradley_terry.identification import unidentified_biases
+from bayesjudge.models.misclassification import IdentifiabilityWarning
+from bayesjudge.models.misclassification.checks import (
+    CalibrationConflictWarning,
+    conflict_statistic,
+)
+
+
+def _chain(k=1):
+    rows = ([("a", "b", "left")] * 5 + [("a", "b", "right")] * 2 + [("b", "c", "left")] * 4
+            + [("b", "c", "tie")] * 2 + [("c", "d", "left")] * 3 + [("c", "d", "right")] * 3)
+    return pd.DataFrame(rows * k, columns=["left", "right", "outcome"])
+
+
+@pytest.mark.parametrize("design, expected", [
+    ((["a", "b", "c"], ["b", "c", "d"], [0, 0, 0]), [0]),        # chain, one order
+    ((["a", "b", "c"], ["b", "c", "a"], [0, 0, 0]), []),         # a cycle identifies it
+    ((["a", "b", "b"], ["b", "a", "c"], [0, 0, 0]), []),         # one pair in both orders
+    ((["z", "z", "z"], ["a", "b", "c"], [0, 0, 0]), [0]),        # baseline always left
+    ((["a", "b", "a", "b", "c"], ["b", "c", "b", "c", "a"], [0, 0, 1, 1, 1]), []),
+    ((["a", "b"], ["b", "a"], [0, 1]), [0, 1]),                  # each judge one order
+])
+def test_position_bias_identification_by_hand(design, expected):
+    left, right, judge = design
+    items = sorted(set(left) | set(right))
+    code = {v: i for i, v in enumerate(items)}
+    got = unidentified_biases(np.array([code[v] for v in left]),
+                              np.array([code[v] for v in right]), np.array(judge),
+                              len(items), max(judge) + 1)
+    assert got.tolist() == expected
+    # independent: b_k is confounded iff the bias column lies in the span of the others
+    a = np.zeros((len(left), len(items) + max(judge) + 1))
+    for r, (lft, rgt, j) in enumerate(zip(left, right, judge)):
+        a[r, code[lft]], a[r, code[rgt]], a[r, len(items) + j] = 1, -1, 1
+    rank = np.linalg.matrix_rank(a)
+    spanned = [j for j in range(max(judge) + 1)
+               if np.linalg.matrix_rank(np.delete(a, len(items) + j, axis=1)) == rank]
+    assert spanned == expected
+
+
+def test_unidentified_position_bias_warns_or_is_refused():
+    # before: judges() returned the Normal(0, 1) prior's interval with laplace_ok=True, and
+    # under flat priors intervals of +-7e5 with laplace_ok=True
+    with pytest.warns(UserWarning, match=r"position bias of judge\(s\).*not identified"):
+        bj.DavidsonBT(position_bias=True).fit(_chain())
+    with pytest.raises(DataValidationError, match="not identified.*flat prior"):
+        bj.DavidsonBT(position_bias=True, priors="flat").fit(_chain())
+    both = pd.concat([_chain(), _chain().rename(columns={"left": "right", "right": "left"})])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        bj.DavidsonBT(position_bias=True).fit(both)  # both orders: no warning
+
+
+def _counts(x, n, tp, m1, tn, m0):
+    return MisclassificationCounts(pd.Index(["s"]), *(np.array([v]) for v in
+                                                       (x, n, tp, m1, tn, m0)))
+
+
+@pytest.mark.parametrize("c", [(1000, 1000, 90, 100, 85, 100), (5, 200, 45, 50, 40, 50),
+                               (700, 1000, 52, 100, 50, 100), (480, 1000, 90, 100, 85, 100)])
+def test_conflict_statistic_equals_a_numerical_likelihood_ratio(c):
+    x, n, tp, m1, tn, m0 = c
+
+    def nll(v):  # theta in [0, 1], q0, q1 free: eq. (2)'s judged rate
+        th, q0, q1 = v
+        p = th * q1 + (1 - th) * (1 - q0)
+        return -(stats.binom.logpmf(x, n, p) + stats.binom.logpmf(tp, m1, q1)
+                 + stats.binom.logpmf(tn, m0, q0))
+
+    eps = 1e-9
+    best = min((optimize.minimize(nll, s, bounds=[(0, 1), (eps, 1 - eps), (eps, 1 - eps)],
+                                  method="L-BFGS-B") for s in
+                ([0.5, tn / m0, tp / m1], [0.99, 0.5, 0.99], [0.01, 0.99, 0.5])),
+               key=lambda r: r.fun)
+    free = -(stats.binom.logpmf(x, n, x / n) + stats.binom.logpmf(tp, m1, tp / m1)
+             + stats.binom.logpmf(tn, m0, tn / m0))
+    assert conflict_statistic(_counts(*c))[0] == pytest.approx(2 * (best.fun - free), abs=1e-3)
+
+
+def test_misclassification_models_warn_about_a_conflict_and_weak_identification():
+    # before: accuracy 0.999 [0.996, 1.000] with sensitivity moved from 90/100 to 0.99, no word
+    with pytest.warns(CalibrationConflictWarning, match=r"1000/1000 = 1\.000"):
+        bj.MisclassificationModel().fit_counts(1000, 1000, 90, 100, 85, 100)
+    # before: q0_hat + q1_hat = 1.02 passed the "<= 1" check; the MAP interval [0.77, 0.997]
+    # described one mode (NUTS: [0.005, 0.997])
+    with pytest.warns(IdentifiabilityWarning, match="within two standard errors"):
+        bj.MisclassificationModel().fit_counts(510, 1000, 52, 100, 50, 100)
+    with warnings.catch_warnings():  # a good judge on consistent data: neither warning
+        warnings.simplefilter("error", UserWarning)
+        bj.MisclassificationModel().fit_counts(600, 1000, 88, 100, 85, 100)
+
+
+def test_prior_only_concentration_and_margin_scale_warn():
+    # before: concentration = its prior's mode 5.0 [1.2, 47] at 80 or 2,000 items, no word
+    ann = pd.DataFrame({"item": [f"i{k}" for k in range(40)], "annotator": "u",
+                        "label": ["A", "B"] * 20})
+    with pytest.warns(UserWarning, match="every item has one annotation"):
+        bj.PreferenceDistribution().fit(ann)
+    # before: margin_scale = its N(0, 5) prior, and unanimous +1 items got decision 0
+    ex = bj.DavidsonAggregator.example_data()
+    votes, labels = ex.fit_args
+    votes = votes.assign(vote=np.where(votes["item"].isin(labels["item"]), 0, votes["vote"]))
+    with pytest.warns(UserWarning, match="vote margin of 0"):
+        bj.DavidsonAggregator().fit(votes, labels)
