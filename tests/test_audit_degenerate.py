@@ -113,3 +113,17 @@ def test_prior_only_concentration_and_margin_scale_warn():
     votes = votes.assign(vote=np.where(votes["item"].isin(labels["item"]), 0, votes["vote"]))
     with pytest.warns(UserWarning, match="vote margin of 0"):
         bj.DavidsonAggregator().fit(votes, labels)
+
+
+def test_hierarchical_ranking_names_a_map_outside_its_interval():
+    # before: a system with one test item was ranked 1 by its MAP accuracy 1.000, outside
+    # its own interval [0.07, 0.96], without a word
+    judgments, calibration = bj.HierarchicalMisclassificationModel.example_data().fit_args
+    one = pd.concat([judgments[judgments.system != "system-c"],
+                     judgments[judgments.system == "system-c"].head(1)])
+    fit = bj.HierarchicalMisclassificationModel().fit(one, calibration)
+    with pytest.warns(UserWarning, match=r"MAP accuracy or rank outside its own interval.*"
+                                         r"system-c"):
+        table = fit.ranking()
+    row = table.set_index("system").loc["system-c"]
+    assert not row.accuracy_lower <= row.accuracy <= row.accuracy_upper

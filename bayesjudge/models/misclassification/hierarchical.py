@@ -26,7 +26,7 @@ import pytensor.tensor as pt
 from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData
 from bayesjudge.data import DataValidationError, check_calibration_classes, check_ci_prob
 from bayesjudge.engine.diagnostics import share_mcse
-from bayesjudge.engine.laplace_check import warn_flagged
+from bayesjudge.engine.laplace_check import warn_flagged, warn_point_outside
 from bayesjudge.engine.messages import warn_user
 from bayesjudge.models.misclassification.checks import warn_if_conflicting
 from bayesjudge.models.misclassification.model import (
@@ -356,6 +356,8 @@ class HierarchicalMisclassificationModel(BayesianModel):
         if laplace:
             out["laplace_ok"] = self.laplace_ok("accuracy")
             warn_flagged(out, ["system"])
+            warn_point_outside(out, ["system"], ["accuracy", "rank"],
+                               "HierarchicalMisclassificationModel.ranking")
         self._warn_weakly_identified(ci_prob)
         return out.sort_values("rank", kind="stable").reset_index(drop=True)
 
