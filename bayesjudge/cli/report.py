@@ -200,8 +200,7 @@ def report_table(
                 flags[i].append("weakly-identified")
             if len(c) > 1 and (c["m0"].iloc[i] == 0 or c["m1"].iloc[i] == 0):
                 flags[i].append("borrowed-calibration")
-    conflict = conflict_statistic(
-        counts if method == "closed-form" or len(counts) == 1 else counts.pooled_calibration())
+    conflict = conflict_statistic(counts)  # each system against its own calibration
     for i in np.flatnonzero(conflict > CONFLICT_LR):
         flags[i].append("calibration-conflict")
     out["m0"], out["m1"] = c["m0"], c["m1"]

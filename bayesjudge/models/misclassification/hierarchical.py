@@ -213,7 +213,9 @@ class HierarchicalMisclassificationModel(BayesianModel):
             check_calibration_classes(counts, per_system=False)
             pooled = counts.pooled_calibration()
             warn_if_not_identified(pooled, ["pooled"], first=True)
-            warn_if_conflicting(pooled)
+            # partial pooling lets each system's rates leave the pooled ones: only a conflict
+            # with the system's own calibration (free rates, the looser bound) is certain
+            warn_if_conflicting(pooled if self.pooling == "complete" else counts)
         successes, trials = counts_arrays(counts)
         systems = list(counts.systems)  # ids exactly as the user gave them (not str()ed)
         return FitData(

@@ -418,7 +418,7 @@ class PreferenceDistribution(BayesianModel):
             out[f"p_{name}_lower"] = lo[inverse]
             out[f"p_{name}_upper"] = hi[inverse]
         if self.method_ == "map":
-            warn_degenerate_intervals(out, [name for name, _ in cols], outside=not self._flat)
+            warn_degenerate_intervals(out, [name for name, _ in cols])
         return out
 
     def _flat_map_by_pattern(self, values: np.ndarray, patterns: np.ndarray) -> np.ndarray:

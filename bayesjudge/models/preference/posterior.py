@@ -99,22 +99,22 @@ def beta_mixture_quantiles(
     return np.stack(out)
 
 
-def warn_degenerate_intervals(table, names: list[str], outside: bool = True) -> None:
-    """Warn naming the items whose ``p_<name>`` interval has zero width or (``outside``)
-    excludes its estimate (MAP hyperparameters at an edge: mu or kappa driven to 0 or
-    infinity). Under flat priors the estimate is k / m, the mode, which an equal-tailed
-    interval of its Beta posterior excludes at k = 0 or m: only zero width counts."""
+def warn_degenerate_intervals(table, names: list[str]) -> None:
+    """Warn naming the items whose ``p_<name>`` interval has zero width (MAP
+    hyperparameters at an edge: mu or kappa driven to 0 or infinity, the Beta quantiles
+    underflowing to one number). An estimate outside a narrow or skewed equal-tailed
+    interval is no sign of it: a Beta's mean can lie outside its central interval."""
     from bayesjudge.data import show_values
     from bayesjudge.engine import warn_user
 
     bad = np.zeros(len(table), dtype=bool)
     for name in names:
-        p, lo, hi = (table[f"p_{name}{s}"].to_numpy(float) for s in ("", "_lower", "_upper"))
-        bad |= (hi - lo <= 0) | (outside & ((p < lo) | (p > hi)))
+        lo, hi = (table[f"p_{name}{s}"].to_numpy(float) for s in ("_lower", "_upper"))
+        bad |= hi - lo <= 0
     if bad.any():
         warn_user(
             f"predict: the p* intervals of {bad.sum()} item(s) "
-            f"({show_values(table['item'][bad].tolist())}) have zero width or exclude their own "
-            f"estimate: the MAP hyperparameters sit at an edge of their range (every "
-            f"annotation agrees, or too few items to learn the population), so these "
-            f"empirical-Bayes intervals say nothing. Fix: refit with method='nuts'.")
+            f"({show_values(table['item'][bad].tolist())}) have zero width: the MAP "
+            f"hyperparameters sit at an edge of their range (every annotation agrees, or too "
+            f"few items to learn the population), so these empirical-Bayes intervals say "
+            f"nothing. Fix: refit with method='nuts'.")
