@@ -68,7 +68,10 @@ def _counts(x, n, tp, m1, tn, m0):
 
 
 @pytest.mark.parametrize("c", [(1000, 1000, 90, 100, 85, 100), (5, 200, 45, 50, 40, 50),
-                               (700, 1000, 52, 100, 50, 100), (480, 1000, 90, 100, 85, 100)])
+                               (700, 1000, 52, 100, 50, 100), (480, 1000, 90, 100, 85, 100),
+                               # a judge worse than chance: judged rates run from q1 to 1 - q0
+                               (100, 500, 5, 20, 6, 20), (20, 500, 5, 20, 6, 20),
+                               (480, 500, 5, 20, 6, 20)])
 def test_conflict_statistic_equals_a_numerical_likelihood_ratio(c):
     x, n, tp, m1, tn, m0 = c
 

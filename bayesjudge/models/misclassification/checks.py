@@ -40,24 +40,25 @@ def conflict_statistic(counts: MisclassificationCounts) -> np.ndarray:
     """Likelihood-ratio statistic per system of "theta in [0, 1]" against free rates.
 
     With q0_hat = tn / m0, q1_hat = tp / m1 and p_hat = judged_pos / n, the statistic is
-    0 while the Rogan-Gladen estimate lies in [0, 1]. Above q1_hat the constrained
-    maximum is theta = 1 with q1 = p = (judged_pos + tp) / (n + m1); below 1 - q0_hat it
-    is theta = 0 with 1 - q0 = p = (judged_pos + m0 - tn) / (n + m0).
+    0 while p_hat lies between q1_hat and 1 - q0_hat (the judged rates at theta = 1 and
+    theta = 0; 1 - q0_hat is the larger one for a judge worse than chance). Outside, the
+    constrained maximum lies on a face theta = 1 (q1 = p = (judged_pos + tp) / (n + m1))
+    or theta = 0 (1 - q0 = p = (judged_pos + m0 - tn) / (n + m0)): the better of the two.
     """
     x, n = np.asarray(counts.judged_pos, float), np.asarray(counts.n, float)
     tp, m1 = np.asarray(counts.tp, float), np.asarray(counts.m1, float)
     tn, m0 = np.asarray(counts.tn, float), np.asarray(counts.m0, float)
     with np.errstate(divide="ignore", invalid="ignore"):
         p_hat, q1_hat, fp_hat = x / n, tp / m1, (m0 - tn) / m0
-        high = (p_hat > q1_hat) & (m1 > 0) & (n > 0)
-        low = (p_hat < fp_hat) & (m0 > 0) & (n > 0)
+        outside = ((p_hat > np.maximum(q1_hat, fp_hat)) | (p_hat < np.minimum(q1_hat, fp_hat))) \
+            & (m0 > 0) & (m1 > 0) & (n > 0)
         ph = (x + tp) / (n + m1)
-        lr_high = 2 * (_binom_ll(x, n, p_hat) + _binom_ll(tp, m1, q1_hat)
-                       - _binom_ll(x, n, ph) - _binom_ll(tp, m1, ph))
+        lr_one = 2 * (_binom_ll(x, n, p_hat) + _binom_ll(tp, m1, q1_hat)
+                      - _binom_ll(x, n, ph) - _binom_ll(tp, m1, ph))
         pl = (x + m0 - tn) / (n + m0)
-        lr_low = 2 * (_binom_ll(x, n, p_hat) + _binom_ll(m0 - tn, m0, fp_hat)
-                      - _binom_ll(x, n, pl) - _binom_ll(m0 - tn, m0, pl))
-    return np.where(high, lr_high, np.where(low, lr_low, 0.0))
+        lr_zero = 2 * (_binom_ll(x, n, p_hat) + _binom_ll(m0 - tn, m0, fp_hat)
+                       - _binom_ll(x, n, pl) - _binom_ll(m0 - tn, m0, pl))
+    return np.where(outside, np.minimum(lr_one, lr_zero), 0.0)
 
 
 def warn_if_conflicting(counts: MisclassificationCounts) -> np.ndarray:
