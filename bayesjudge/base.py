@@ -198,6 +198,11 @@ class BayesianModel(ABC):
         return resolve_priors(self.priors, defaults,
                               flat=None if flat is None else {k: flat[k] for k in names})
 
+    def _is_flat(self, name: str) -> bool:
+        """The resolved prior of parameter ``name`` is flat (False if it has none)."""
+        prior = self.resolved_priors().get(name)
+        return prior is not None and prior.dist == "Flat"
+
     # -- to implement ---------------------------------------------------------------
     @property
     @abstractmethod

@@ -9,7 +9,7 @@ from scipy import optimize, stats
 
 import bayesjudge as bj
 from bayesjudge.data import DataValidationError, MisclassificationCounts
-from bayesjudge.models.bradley_terry.identification import unidentified_biases
+from bayesjudge.data.identification import unidentified_biases
 from bayesjudge.models.misclassification import IdentifiabilityWarning
 from bayesjudge.models.misclassification.checks import (
     CalibrationConflictWarning,
@@ -60,6 +60,46 @@ def test_unidentified_position_bias_warns_or_is_refused():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         bj.DavidsonBT(position_bias=True).fit(both)  # both orders: no warning
+
+
+def _battles(rows):
+    return pd.DataFrame([(f"b{k}", judge, left, right, out) for k, (judge, left, right, out)
+                         in enumerate(rows)],
+                        columns=["battle", "judge", "left", "right", "outcome"])
+
+
+def test_unidentified_reference_position_bias_in_anchored_bt():
+    # before: AnchoredBT(position_bias=True) had no design check (the BT family had)
+    chain = [("human", lft, rgt, out) for lft, rgt, out in _chain().itertuples(index=False)]
+    with pytest.warns(UserWarning, match="position bias of the reference 'human'.*not "
+                                         "identified"):
+        bj.AnchoredBT(position_bias=True).fit(_battles(chain), method="map")
+    with pytest.raises(DataValidationError, match="reference 'human'.*flat prior"):
+        bj.AnchoredBT(position_bias=True, priors="flat").fit(_battles(chain), method="map")
+    # another judge's verdicts on the swapped battles identify it through its channel
+    swapped = [("llm", rgt, lft, out) for _, lft, rgt, out in chain]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        bj.AnchoredBT(position_bias=True).fit(_battles(chain + swapped), method="map")
+
+
+@pytest.mark.parametrize("make", [lambda: bj.BTSigma(kind="hard"),
+                                  lambda: bj.DavidsonBT(discriminators=True),
+                                  lambda: bj.OrdinalBT(discriminators=True,
+                                                       levels=["right", "tie", "left"])])
+def test_one_judges_fixed_discriminator_is_not_reported_as_an_estimate(make):
+    # before: summarize() and judges() showed sigma = 1 with the interval [1, 1] (under
+    # NUTS with R-hat NaN): a constant of the model (the skills carry the scale)
+    one = _chain(3).assign(judge="g")
+    if isinstance(make(), bj.BTSigma):
+        one = one[one["outcome"] != "tie"]
+    fit = make().fit(one, method="map")
+    assert not fit.summarize().index.str.startswith("discriminator").any()
+    assert "discriminator" not in fit.judges() and "reliability" not in fit.judges()
+    two = pd.concat([one, one.assign(judge="h")])
+    fit = make().fit(two, method="map")
+    assert fit.summarize().index.str.startswith("discriminator").sum() == 2
+    assert fit.judges()["reliability"].notna().all()
 
 
 def _counts(x, n, tp, m1, tn, m0):

@@ -13,6 +13,7 @@ import pytensor.tensor as pt
 
 from bayesjudge.base import BayesianModel
 from bayesjudge.data import DataValidationError
+from bayesjudge.data.identification import check_position_biases
 from bayesjudge.models.anchored.agreement import AgreementCheck
 from bayesjudge.models.anchored.data import Battles, Cells, validate_battles
 from bayesjudge.models.anchored.likelihood import (
@@ -201,7 +202,7 @@ class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
             raise DataValidationError("comparisons: fewer than two items; nothing to rank.")
         n_j = len(battles.judges)
         if battles.ref_counts[:, 1].sum() == 0 and \
-                self.resolved_priors()["tie_logit"].dist == "Flat":
+                self._is_flat("tie_logit"):
             raise DataValidationError(
                 f"comparisons: the reference {self.reference!r} never said 'tie': under the "
                 f"flat prior of tie_logit (priors='flat') its maximum-likelihood value is "
@@ -214,6 +215,14 @@ class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
                 "one, only the product of its consensus and confusion matrices is "
                 "identified: fit with consensus=False (command line: drop --consensus).")
         cells: Cells = battles.cells()
+        if self.position_bias:
+            # b enters P(r | d) of every battle, judged by the reference or not (the
+            # other judges' verdicts on the others inform d through their channels),
+            # so the design is every battle's (left, right): one "judge", the reference.
+            check_position_biases(
+                cells.left, cells.right, np.zeros(len(cells.left), dtype=np.int64),
+                len(battles.items), [self.reference], self._is_flat("position_bias"),
+                who=f"comparisons: the position bias of the reference {self.reference!r}")
         data = cells.graph_data(n_j)
         self._state_ = state_of(battles, cells)
         coords = {"item": battles.items.tolist(), "judge": battles.judges.tolist(),

@@ -37,6 +37,7 @@ from bayesjudge.data.comparisons import (
     separated_items,
     validate_comparisons,
 )
+from bayesjudge.data.identification import check_position_biases
 from bayesjudge.data.symmetrization import symmetrized_cells
 from bayesjudge.models.bradley_terry.centring import centred_for_nuts
 from bayesjudge.models.bradley_terry.core import (
@@ -49,7 +50,6 @@ from bayesjudge.models.bradley_terry.core import (
     skill_layout,
     zero_sum,
 )
-from bayesjudge.models.bradley_terry.identification import check_position_biases
 from bayesjudge.models.bradley_terry.report import CHUNK, PairwiseReports
 from bayesjudge.priors import zero_sum_rows
 
@@ -103,10 +103,6 @@ class PairwiseModel(PairwiseReports, BayesianModel):
 
     def _structure_key(self, fd: FitData) -> tuple:
         return (*super()._structure_key(fd), self._centred())
-
-    def _is_flat(self, name: str) -> bool:
-        prior = self.resolved_priors().get(name)
-        return prior is not None and prior.dist == "Flat"
 
     # -- data -----------------------------------------------------------------------
     def _prepare(self, comparisons: pd.DataFrame | Comparisons) -> FitData:
@@ -325,6 +321,16 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         shape = [model.dim_lengths[d] for d in layout.dims]
         pm.Deterministic("skill", flat.reshape(shape, ndim=len(shape)), dims=layout.dims)
         return flat
+
+    def _sigma_estimated(self) -> bool:
+        """More than one judge: with one, sum_k log sigma_k = 0 fixes sigma_k = 1.
+
+        A fixed sigma is a constant of the model (the skills carry the scale), not an
+        estimate: :meth:`summarize` and :meth:`judges` leave it out rather than show
+        a zero-width interval [1, 1] (and, under NUTS, an R-hat of NaN).
+        """
+        state = getattr(self, "_layout_state", None)
+        return state is None or len(state["judges"]) > 1
 
     def _discriminator(self, fd: FitData, priors) -> Any:
         """sigma per judge (or judge x aspect), sum of log sigma = 0 (per aspect); a flat vector.

@@ -212,7 +212,7 @@ class BTSigma(PairwiseModel):
 
     @property
     def _summary_vars(self) -> tuple[str, ...]:
-        return ("skill", "discriminator")
+        return ("skill", "discriminator") if self._sigma_estimated() else ("skill",)
 
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()

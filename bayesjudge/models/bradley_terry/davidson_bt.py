@@ -162,7 +162,7 @@ class DavidsonBT(PairwiseModel):
     @property
     def _summary_vars(self) -> tuple[str, ...]:
         names = ["skill", "tie_logit"]
-        if self.discriminators:
+        if self.discriminators and self._sigma_estimated():
             names.append("discriminator")
         if self.position_bias:
             names.append("position_bias")

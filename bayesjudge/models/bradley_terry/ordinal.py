@@ -210,7 +210,7 @@ class OrdinalBT(OrdinalReports, PairwiseModel):
     @property
     def _summary_vars(self) -> tuple[str, ...]:
         names = ["skill", "cutpoint"]
-        if self.discriminators:
+        if self.discriminators and self._sigma_estimated():
             names.append("discriminator")
         if self.position_bias:
             names.append("position_bias")

@@ -280,7 +280,8 @@ class PairwiseReports:
             One row per judge (per judge and aspect with ``per_aspect=True``; a table
             without a ``judge`` column is one judge, ``"(one judge)"``):
             ``n_comparisons`` (input rows of the judge, or judge and aspect) and, where the model
-            has them, ``discriminator``, ``reliability`` (= 1/discriminator),
+            has them, ``discriminator``, ``reliability`` (= 1/discriminator; not with one
+            judge, whose sigma = 1 is fixed by construction),
             ``tie_logit`` and ``position_bias``, each with ``_lower``/``_upper``
             equal-tailed ``ci_prob`` intervals (MAP: from the Laplace draws, and
             ``laplace_ok``, False where any of the row's intervals cannot be trusted).
@@ -303,6 +304,8 @@ class PairwiseReports:
         for name in ("discriminator", "tie_logit", "position_bias"):
             if name not in post or (name == "tie_logit" and post[name].ndim == 2):
                 continue
+            if name == "discriminator" and not self._sigma_estimated():
+                continue  # one judge: sigma = 1 by construction, not an estimate
             point, draws = self._draws(name)
             point, draws = point.reshape(-1), draws.reshape(len(draws), -1)
             out[name] = point

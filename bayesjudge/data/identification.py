@@ -1,5 +1,7 @@
 """Whether the design identifies each judge's position bias (``position_bias=True``).
 
+Used by the Bradley-Terry family (a bias per judge) and AnchoredBT (the reference's).
+
 With a per-judge bias toward the left slot the log-odds of a comparison of skill cells
 l and r by judge k is ``(s_l - s_r) / sigma_k + b_k`` (``sigma_k = 1`` without
 discriminators). ``b_k`` is confounded with the skills when some change of the skills
@@ -20,7 +22,11 @@ unchanged (a constant per judge stays a constant).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
+from bayesjudge.data.messages import DataValidationError, show_values
 
 #: Largest number of skill cells + judges checked (a dense eigendecomposition of A'A).
 MAX_COLUMNS = 2000
@@ -62,17 +68,19 @@ def unidentified_biases(left: np.ndarray, right: np.ndarray, judge: np.ndarray,
 
 
 def check_position_biases(left: np.ndarray, right: np.ndarray, judge: np.ndarray,
-                          n_cells: int, judges, flat: bool) -> None:
+                          n_cells: int, judges, flat: bool, who: str | None = None) -> None:
     """Refuse (``flat``: the flat prior of ``position_bias``) or warn about the judges
-    whose position bias the design does not identify (:func:`unidentified_biases`)."""
-    import warnings
+    whose position bias the design does not identify (:func:`unidentified_biases`).
 
-    from bayesjudge.data import DataValidationError, show_values
-
+    ``who`` names the bias in the message when it is one judge's (AnchoredBT's
+    reference); by default the message lists the judges' ids.
+    """
     bad = unidentified_biases(left, right, judge, n_cells, len(judges))
     if bad is None or not len(bad):
         return
-    who = f"comparisons.judge: the position bias of judge(s) {show_values(list(judges[bad]))}"
+    if who is None:
+        who = (f"comparisons.judge: the position bias of judge(s) "
+               f"{show_values(list(np.asarray(judges, dtype=object)[bad]))}")
     why = ("is not identified by the design: some shift of the skills moves every one of "
            "their comparisons toward the left by the same amount (e.g. a baseline always on "
            "the left, or each pair judged in one order along a chain without cycles)")
@@ -82,5 +90,5 @@ def check_position_biases(left: np.ndarray, right: np.ndarray, judge: np.ndarray
         raise DataValidationError(f"{who} {why}; under its flat prior (priors='flat') it has "
                                   f"no estimate. {fix}.")
     warnings.warn(f"{who} {why}: it and the skills' share of it come from the prior "
-                  f"(judges() shows the prior's interval, and the skills' intervals are "
-                  f"widened by it). {fix}.", UserWarning, stacklevel=5)
+                  f"(its interval is the prior's, and the skills' intervals are widened by "
+                  f"it). {fix}.", UserWarning, stacklevel=5)
