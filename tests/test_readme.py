@@ -1,7 +1,7 @@
 """README.md's code blocks, run or checked, so the README cannot drift from the code.
 
-* Every ```python block runs, in README order, in one shared namespace (later blocks
-  use ``bj`` from the first), in a temporary working directory (so
+* Every ```python block runs, in README order, in one shared namespace named
+  ``__main__`` (later blocks use ``bj`` from the first), in a temporary working directory (so
   ``model.save("davidson.nc")`` writes there), with every warning an error -- except
   third-party DeprecationWarnings (attributed to a module outside bayesjudge) and the
   warnings listed in ``ALLOWED``, each with its reason. A ConvergenceWarning (e.g. a
@@ -63,7 +63,9 @@ def test_readme_has_the_blocks_this_file_checks():
 @pytest.fixture(scope="module")
 def readme_session(tmp_path_factory):
     """Shared namespace of the python blocks and how many of them have run."""
-    return {"namespace": {"__name__": "__readme__"}, "done": 0,
+    # "__main__", as when the blocks are saved to a script and run: the Dask block's
+    # `if __name__ == "__main__":` guard must hold here too
+    return {"namespace": {"__name__": "__main__"}, "done": 0,
             "cwd": tmp_path_factory.mktemp("readme"), "seconds": {}}
 
 
@@ -75,7 +77,7 @@ def _strict_warnings():
     # one attributed to bayesjudge or to the README code itself is.
     for category in (DeprecationWarning, PendingDeprecationWarning):
         warnings.filterwarnings("ignore", category=category,
-                                module=r"(?!bayesjudge|__readme__)")
+                                module=r"(?!bayesjudge|__main__)")
     for category, message, _reason in ALLOWED:
         warnings.filterwarnings("ignore", category=category, message=message)
     return ctx
