@@ -15,7 +15,13 @@ import evalica
 import numpy as np
 import pandas as pd
 import pytest
-from bt_reference import fit_bt_mle, fit_bt_sigma_mle, fit_davidson_mle, simulate_jury
+from bt_reference import (
+    davidson_log_probs,
+    fit_bt_mle,
+    fit_bt_sigma_mle,
+    fit_davidson_mle,
+    simulate_jury,
+)
 from scipy.special import expit
 
 from bayesjudge import BradleyTerry, BTSigma, DataValidationError, DavidsonBT, symmetrize
@@ -228,6 +234,30 @@ def test_collapsed_cells_give_the_raw_rows_log_likelihood(jury):
         sig = post["discriminator"].values[0, d]
         z = (s[left] - s[right]) / sig[judge]
         raw = np.sum(p * np.log(expit(z)) + (1 - p) * np.log(expit(-z)))
+        np.testing.assert_allclose(total[d], raw, rtol=1e-10)
+
+
+def test_davidson_pointwise_log_likelihood_equals_the_raw_rows_with_ties():
+    # the LOO / compare units of the tie model: every row's log P(its outcome), ties
+    # included, summed per draw equals a per-row computation by hand (bt_reference)
+    df, _ = simulate_jury(n_contexts=2, n_items=4, sigma=(0.7, 1.4), outcome=True,
+                          tie_width=0.5, repeats=2, bias=(0.4, -0.3), random_seed=8)
+    rows = pd.concat([df, df.iloc[:15]], ignore_index=True)  # repeated judgments
+    assert (rows["outcome"] == "tie").sum() > 10
+    model = DavidsonBT(discriminators=True, tie="per_judge", position_bias=True,
+                       random_seed=2).fit(rows)
+    post = model.idata_["posterior"]
+    total = model.idata_["log_likelihood"]["comparison"].values.sum(-1)[0]
+    left, right, judge, *_ = reference_index(rows)
+    code = rows["outcome"].map({"left": 0, "tie": 1, "right": 2}).to_numpy()
+    for d in (0, 11):
+        s = post["skill"].values[0, d].ravel()
+        sig = post["discriminator"].values[0, d]
+        tie = post["tie_logit"].values[0, d]
+        bias = post["position_bias"].values[0, d]
+        x = (s[left] - s[right]) / sig[judge] + bias[judge]
+        logp = davidson_log_probs(x, tie[judge])
+        raw = logp[np.arange(len(rows)), code].sum()
         np.testing.assert_allclose(total[d], raw, rtol=1e-10)
 
 

@@ -236,6 +236,22 @@ def test_bootstrap_uses_the_documented_resamples():
     assert (loop.lower, loop.upper) == pytest.approx((ci.lower, ci.upper))
 
 
+def test_compare_judges_uses_the_documented_paired_resamples():
+    # the interval's level and the share of positive resamples, by hand: both judges are
+    # scored on the same resampled items (the documented default_rng(seed).integers draws)
+    p_a = np.array([0.9, 0.2, 0.6, 0.4, 0.7, 0.55])
+    p_b = np.array([0.6, 0.5, 0.9, 0.1, 0.4, 0.5])
+    y = np.array([1, 0, 1, 1, 0, 1])
+    d = compare_judges(brier_score, p_a, p_b, y, n_boot=60, ci_prob=0.8, random_seed=3)
+    idx = np.random.default_rng(3).integers(0, 6, size=(60, 6))
+    draws = np.array([np.mean((y[i] - p_a[i]) ** 2) - np.mean((y[i] - p_b[i]) ** 2)
+                      for i in idx])
+    assert 0.2 < np.mean(draws > 0) < 0.8  # both signs occur: a sign slip would show
+    assert d.estimate == pytest.approx(np.mean((y - p_a) ** 2) - np.mean((y - p_b) ** 2))
+    assert (d.lower, d.upper) == pytest.approx(tuple(np.quantile(draws, [0.1, 0.9])))
+    assert d.share_positive == pytest.approx(np.mean(draws > 0))
+
+
 def test_bootstrap_width_matches_the_binomial_standard_error():
     y = np.random.default_rng(5).binomial(1, 0.3, size=400).astype(float)
     ci = bootstrap_interval(lambda x: np.mean(x, axis=-1), y, n_boot=2000)

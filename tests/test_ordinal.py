@@ -133,6 +133,39 @@ def test_flat_map_equals_scipy_mle_per_judge_cutpoints_and_bias(parity_table):
     np.testing.assert_allclose(model.map_["position_bias"], b, atol=1e-5)
 
 
+def test_predict_and_pointwise_log_likelihood_by_hand_with_per_judge_cut_points(parity_table):
+    # per-judge cut points and biases in the numpy reports: predict with a judge column
+    # uses that judge's cut points and bias, without it the consensus (the judges' mean
+    # cut points, no bias); the pointwise log-likelihood is every row's log P(its level)
+    model = bj.OrdinalBT(per_judge_cutpoints=True, position_bias=True, priors="flat")
+    model.fit(parity_table)
+    skill = dict(zip([f"m{i}" for i in range(4)], model.map_["skill"]))
+    theta, bias = model.map_["cutpoint"], model.map_["position_bias"]
+
+    def by_hand(left, right, judge):
+        k = None if judge is None else ["j1", "j2"].index(judge)
+        x = skill[left] - skill[right] + (0.0 if k is None else bias[k])
+        cdf = np.concatenate([[1.0], expit(x - (theta.mean(0) if k is None else theta[k])),
+                              [0.0]])
+        return cdf[:-1] - cdf[1:]  # F(x - theta_m) - F(x - theta_m+1), F logistic
+
+    pairs = pd.DataFrame({"left": ["m0", "m2", "m3", "m1"], "right": ["m1", "m0", "m2", "m3"],
+                          "judge": ["j1", "j2", "j2", "j1"]})
+    cols = [f"p_{lev}" for lev in LEVELS]
+    np.testing.assert_allclose(model.predict(pairs)[cols],
+                               [by_hand(*row) for row in pairs.itertuples(index=False)],
+                               atol=1e-12)
+    np.testing.assert_allclose(model.predict(pairs.drop(columns="judge"))[cols],
+                               [by_hand(lft, rgt, None) for lft, rgt, _ in
+                                pairs.itertuples(index=False)], atol=1e-12)
+    point = {k: np.asarray(v)[None, None] for k, v in model.map_.items()}
+    ll = model._pointwise_loglik(point, model._fit_data)["comparison"]
+    code = parity_table["outcome"].map({lev: n for n, lev in enumerate(LEVELS)})
+    raw = sum(np.log(by_hand(lft, rgt, j)[c]) for (j, lft, rgt), c in
+              zip(parity_table[["judge", "left", "right"]].itertuples(index=False), code))
+    np.testing.assert_allclose(ll.sum(), raw, rtol=1e-10)
+
+
 def test_flat_map_equals_scipy_mle_free_cutpoints_and_discriminators(parity_table):
     model = bj.OrdinalBT(cutpoints="free", discriminators=True, priors="flat")
     model.fit(parity_table)

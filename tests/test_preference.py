@@ -108,6 +108,41 @@ def test_map_with_uniform_hyperpriors_is_the_marginal_mle(sim):
     assert ll.shape[-1] == len(counts)
 
 
+def test_ties_map_with_uniform_hyperpriors_is_the_dirichlet_multinomial_mle():
+    """With ties (and mu != 1/2, so swapping A and B would show) the graph's MAP equals a
+    scipy maximisation of sum dirichlet_multinomial.logpmf with alpha = kappa ((1 - tau)
+    (1 - mu), tau, (1 - tau) mu), and the pointwise log-likelihood is scipy's there."""
+    sim = simulate_autorater(250, (2, 5), population_mean=0.7, concentration=4.0,
+                             tie_mean=0.2, random_seed=13)
+    priors = {"population_mean": Prior("Uniform", lower=0, upper=1),
+              "tie_mean": Prior("Uniform", lower=0, upper=1),
+              "concentration": Prior("HalfFlat")}
+    fit = PreferenceDistribution(priors=priors).fit(sim.annotations)
+    counts = fit.annotation_counts().counts  # (A, tie, B) per item
+
+    def alpha(theta):
+        mu, tau, kappa = 1 / (1 + np.exp(-theta[0])), 1 / (1 + np.exp(-theta[1])), \
+            np.exp(theta[2])
+        return kappa * np.array([(1 - tau) * (1 - mu), tau, (1 - tau) * mu])
+
+    def nll(theta):
+        a = alpha(theta)
+        return -sum(stats.dirichlet_multinomial.logpmf(row, a, row.sum()) for row in counts)
+
+    ref = optimize.minimize(nll, [0.0, -1.0, 1.0], method="Nelder-Mead",
+                            options={"xatol": 1e-9, "fatol": 1e-11, "maxiter": 5000})
+    mu, tau = 1 / (1 + np.exp(-ref.x[:2]))
+    assert mu > 0.6  # the data's B side: a swap of A and B would give 1 - mu
+    np.testing.assert_allclose(fit.map_["population_mean"], mu, rtol=1e-5)
+    np.testing.assert_allclose(fit.map_["tie_mean"], tau, rtol=1e-5)
+    np.testing.assert_allclose(fit.map_["concentration"], np.exp(ref.x[2]), rtol=1e-4)
+    a = alpha(ref.x)
+    ours = fit._pointwise_loglik({k: np.asarray(v)[None, None] for k, v in fit.map_.items()},
+                                 fit._fit_data)["preference"][0, 0]
+    scipy_ll = [stats.dirichlet_multinomial.logpmf(row, a, row.sum()) for row in counts]
+    np.testing.assert_allclose(ours, scipy_ll, rtol=1e-4)
+
+
 def test_pointwise_loglik_matches_scipy_at_the_map(map_fit):
     counts = map_fit.annotation_counts().counts
     mu, kappa = float(map_fit.map_["population_mean"]), float(map_fit.map_["concentration"])
