@@ -347,10 +347,22 @@ def test_no_pooling_equals_separate_single_models(systems_data):
     # the two MAPs -- modes of different densities -- need not coincide).
     model = HierarchicalMisclassificationModel(pooling="none", priors="flat").fit(*systems_data)
     counts = validate_misclassification(*systems_data, by_system=True)
+    checked = 0
     for k in range(len(counts)):
         single = MisclassificationModel(priors="flat").fit(counts.take(k))
         for name in ("accuracy", "specificity", "sensitivity"):
             assert float(model.map_[name][k]) == pytest.approx(float(single.map_[name]), abs=1e-5)
+        # and, independently, the closed-form MLE where it is interior: q0 = tn/m0,
+        # q1 = tp/m1, theta = Rogan-Gladen (eq. 5)
+        c = [int(getattr(counts, f)[k]) for f in COUNT_ARGS]
+        theta = rogan_gladen(*c, clip=False)
+        q = (c[4] / c[5], c[2] / c[3])
+        if 0 < theta < 1 and all(0 < v < 1 for v in q):
+            checked += 1
+            assert float(model.map_["accuracy"][k]) == pytest.approx(theta, abs=1e-5)
+            assert float(model.map_["specificity"][k]) == pytest.approx(q[0], abs=1e-5)
+            assert float(model.map_["sensitivity"][k]) == pytest.approx(q[1], abs=1e-5)
+    assert checked >= 2
 
 
 def test_partial_pooling_shortens_intervals(hier_fits):
