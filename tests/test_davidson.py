@@ -174,6 +174,43 @@ def test_nuts_posterior_agrees_with_map_and_truth(davidson_nuts, davidson_map, d
         assert row["eti99_lb"] < truth < row["eti99_ub"]
 
 
+def test_posterior_moments_equal_a_grid_posterior(davidson_data, davidson_nuts, davidson_map):
+    """NUTS and Laplace means and sds of (beta, eta0) against the exact posterior of eq. 8
+    with the default priors (N(0, 5), N(0, 3)) on a 2-D numpy grid: an interval too wide
+    or too narrow shows here, where a coverage test of 50 replications cannot tell."""
+    counts, y = calibration_counts(*davidson_data)
+    s, _ = reference_features(counts)
+    onehot = np.stack([y == -1, y == 0, y == 1], axis=1).astype(float)
+    beta0, eta00 = _params(davidson_map)
+    beta = beta0 + np.linspace(-1.5, 1.5, 301)
+    eta = eta00 + np.linspace(-1.0, 1.0, 301)
+    logits = np.stack(np.broadcast_arrays(-beta[:, None, None] * s, eta[None, :, None],
+                                          beta[:, None, None] * s), axis=-1)
+    loglik = (onehot * (logits - special.logsumexp(logits, axis=-1, keepdims=True))).sum((2, 3))
+    logpost = (loglik + stats.norm.logpdf(beta, 0, 5)[:, None]
+               + stats.norm.logpdf(eta, 0, 3)[None, :])
+    w = np.exp(logpost - logpost.max())
+    w /= w.sum()
+    assert w[[0, -1]].max() < 1e-8 and w[:, [0, -1]].max() < 1e-8  # the grid holds the mass
+    grid = {}
+    for name, axis, values in (("margin_scale", 1, beta), ("tie_logit", 0, eta)):
+        marginal = w.sum(axis=axis)
+        mean = (marginal * values).sum()
+        grid[name] = (mean, np.sqrt((marginal * (values - mean) ** 2).sum()))
+    nuts = davidson_nuts.summarize()
+    laplace = davidson_map.summarize()
+    for name, (mean, sd) in grid.items():
+        row = nuts.loc[name]
+        print(name, mean, sd, row["mean"], row["sd"], row["ess_bulk"], row["mcse_mean"],
+              laplace.loc[name, "mean"], laplace.loc[name, "sd"])
+        # Monte Carlo error: the mean's MCSE, and ~1/sqrt(2 ESS) relative for an sd
+        assert abs(row["mean"] - mean) < 4 * row["mcse_mean"] + 1e-3 * sd, (name, row, mean)
+        assert abs(row["sd"] / sd - 1) < 4 / np.sqrt(2 * row["ess_bulk"]), (name, row, sd)
+        # 1,000 importance-resampled Laplace draws: a Gaussian at the mode, near-exact here
+        assert abs(laplace.loc[name, "sd"] / sd - 1) < 0.1, (name, laplace.loc[name], sd)
+        assert abs(laplace.loc[name, "mean"] - mean) < 0.2 * sd, (name, laplace.loc[name], mean)
+
+
 # ============================================================ eqs. 2-3: features
 @pytest.mark.parametrize(
     "counts, alpha, kappa, s, t",
