@@ -140,6 +140,7 @@ def bayes_posterior_theta(
     ci_prob: float = CI_PROB,
     rng: Seed = None,
     max_draws: int = 2**20,
+    share_draws: bool = True,
 ) -> PosteriorSummary:
     r"""Exact posterior of theta by self-normalised importance sampling, vectorised.
 
@@ -183,6 +184,11 @@ def bayes_posterior_theta(
         Probability of the credible intervals.
     rng : int or numpy.random.Generator, optional
         Seed or generator for the draws.
+    share_draws : bool, default True
+        Replications with identical counts share their Beta proposal draws (see Notes).
+        False gives every replication its own draws, so that the Monte Carlo errors of
+        an average over replications are independent and its standard error honest
+        (:func:`~bayesjudge.models.misclassification.allocation.bayesian_allocation`).
     max_draws : int, default 2**20
         Cap for the redraws of replications whose effective sample size falls below
         ``n_draws / 10``; these are rerun with 4, 16, 64, ... times ``n_draws`` draws. This
@@ -238,7 +244,8 @@ def bayes_posterior_theta(
         chunk = max(1, _CHUNK_ELEMENTS // draws)
         for s in range(0, rows.size, chunk):
             idx = rows[s : s + chunk]
-            out[:, idx] = _posterior_rows(counts[:, idx], ab, draws, ci_prob, rng)
+            out[:, idx] = _posterior_rows(counts[:, idx], ab, draws, ci_prob, rng,
+                                          share_draws)
         rows = rows[~(out[5, rows] >= n_draws / 10)]
         draws *= 4
         if draws > max_draws:
@@ -252,14 +259,15 @@ def _posterior_rows(
     draws: int,
     ci_prob: float,
     rng: np.random.Generator,
+    share_draws: bool = True,
 ) -> NDArray:
     """Importance-sample the rows of ``counts`` (x, n, tp, m1, tn, m0); stacked summaries."""
     x, n, tp, m1, tn, m0 = counts
     (a0, b0), (a1, b1) = ab["specificity"], ab["sensitivity"]
     at, bt = ab["accuracy"]
-    q0 = _beta_rows(a0 + tn, b0 + m0 - tn, draws, rng)
-    q1 = _beta_rows(a1 + tp, b1 + m1 - tp, draws, rng)
-    p = _beta_rows(x + 1, n - x + 1, draws, rng)
+    q0 = _beta_rows(a0 + tn, b0 + m0 - tn, draws, rng, share_draws)
+    q1 = _beta_rows(a1 + tp, b1 + m1 - tp, draws, rng, share_draws)
+    p = _beta_rows(x + 1, n - x + 1, draws, rng, share_draws)
     youden = q0 + q1 - 1
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         theta = (p + q0 - 1) / youden
@@ -272,14 +280,18 @@ def _posterior_rows(
     return np.stack(_summarise(theta, w, ci_prob))
 
 
-def _beta_rows(a: NDArray, b: NDArray, draws: int, rng: np.random.Generator) -> NDArray:
+def _beta_rows(a: NDArray, b: NDArray, draws: int, rng: np.random.Generator,
+               share: bool = True) -> NDArray:
     """``draws`` Beta(a[r], b[r]) variates per row r.
 
-    Rows with the same (a, b) share one bank of draws: counts repeat heavily across
-    Monte Carlo replications, and Beta sampling is the bottleneck. Each row still gets
-    iid draws from its own proposal (its estimate stays exact); only the Monte Carlo
+    ``share``: rows with the same (a, b) share one bank of draws: counts repeat heavily
+    across Monte Carlo replications, and Beta sampling is the bottleneck. Each row still
+    gets iid draws from its own proposal (its estimate stays exact); only the Monte Carlo
     errors of rows with equal counts are dependent.
     """
+    if not share:
+        a, b = np.broadcast_arrays(a, b)
+        return rng.beta(a[:, None], b[:, None], size=(len(a), draws))
     pairs, inv = np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True)
     return rng.beta(pairs[:, :1], pairs[:, 1:], size=(len(pairs), draws))[inv.ravel()]
 
