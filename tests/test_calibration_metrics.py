@@ -359,7 +359,14 @@ def test_predicted_win_rate_hand_example_and_orientation():
     assert first["judge_win_rate"] == pytest.approx((0.6 + 0.8 + 0.7 + 0.1) / 4)
     assert first["human_win_rate"] == pytest.approx((1 + 2 / 3 + 1 + 1 / 3) / 4)
     assert first["difference"] == pytest.approx(2.2 / 4 - 3 / 4)
-    assert first["difference_lower"] <= first["difference"] <= first["difference_upper"]
+    # the intervals: the documented resamples of the pair's prompts (seed 0), paired for
+    # the difference, 95% percentile limits
+    p, h = np.array([0.6, 0.8, 0.7, 0.1]), np.array([1.0, 2 / 3, 1.0, 1 / 3])
+    idx = np.random.default_rng(0).integers(0, 4, size=(200, 4))
+    for col, draws in (("judge", p[idx].mean(1)), ("human", h[idx].mean(1)),
+                       ("difference", p[idx].mean(1) - h[idx].mean(1))):
+        assert (first[f"{col}_lower"], first[f"{col}_upper"]) == pytest.approx(
+            tuple(np.quantile(draws, [0.025, 0.975])))
 
 
 def test_metric_table_reproduces_pandalm_upstream_accuracy():
