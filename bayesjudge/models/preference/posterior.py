@@ -17,6 +17,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from bayesjudge.data import show_values
+from bayesjudge.engine import warn_user
+
 __all__ = [
     "beta_mixture_quantiles",
     "beta_raw_moments",
@@ -104,9 +107,6 @@ def warn_degenerate_intervals(table, names: list[str]) -> None:
     hyperparameters at an edge: mu or kappa driven to 0 or infinity, the Beta quantiles
     underflowing to one number). An estimate outside a narrow or skewed equal-tailed
     interval is no sign of it: a Beta's mean can lie outside its central interval."""
-    from bayesjudge.data import show_values
-    from bayesjudge.engine import warn_user
-
     bad = np.zeros(len(table), dtype=bool)
     for name in names:
         lo, hi = (table[f"p_{name}{s}"].to_numpy(float) for s in ("_lower", "_upper"))
