@@ -232,6 +232,38 @@ def test_report_warns_about_systems_and_items_matching_only_loosely(tmp_path, ca
     assert len(item) == 1 and "'t1' ~ 'T1'" in item[0] and "counts twice" in item[0], warns
 
 
+@pytest.mark.parametrize("with_system", ["judgments", "calibration"])
+def test_one_system_named_in_one_table_only_is_that_system(tmp_path, capsys, with_system):
+    """A shared calibration file beside one system's judgments (the advice of the
+    several-systems error): the table without a system column belongs to the named system,
+    not to a system 'all' the user never wrote."""
+    judg = pd.DataFrame({"item": [f"t{i}" for i in range(40)], "judge_label": [i % 3 > 0 for i in
+                                                                          range(40)]})
+    judg["judge_label"] = judg["judge_label"].astype(int)
+    cal = pd.DataFrame({"item": [f"c{i}" for i in range(30)],
+                        "judge_label": [int(i % 5 > 1) ^ (i % 7 == 0) for i in range(30)],
+                        "human_label": [int(i % 5 > 1) for i in range(30)]})
+    named = {"judgments": judg, "calibration": cal}[with_system]
+    named.insert(0, "system", "gpt-4o")
+    counts = validate_misclassification(judg, cal)
+    plain = validate_misclassification(judg.drop(columns="system", errors="ignore"),
+                                       cal.drop(columns="system", errors="ignore"))
+    assert list(counts.systems) == ["gpt-4o"]
+    for field in ("judged_pos", "n", "tp", "m1", "tn", "m0"):
+        assert np.array_equal(getattr(counts, field), getattr(plain, field)), field
+    judg.to_csv(tmp_path / "judg.csv", index=False)
+    cal.to_csv(tmp_path / "cal.csv", index=False)
+    assert main(["report", str(tmp_path / "judg.csv"), "--calibration",
+                 str(tmp_path / "cal.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "gpt-4o" in out and " all " not in out, out
+    # two different names stay an error
+    other = cal.assign(system="llama") if with_system == "judgments" else judg.assign(system="x")
+    pair = (judg, other) if with_system == "judgments" else (other, cal)
+    with pytest.raises(DataValidationError, match="no rows in judgments"):
+        validate_misclassification(*pair)
+
+
 def test_calibrate_warns_about_probe_judges_matching_only_loosely(tmp_path, capsys):
     (tmp_path / "pred.csv").write_text("item,prob,judge\na,0.7,J1\nb,0.3,J1\n")
     (tmp_path / "labels.csv").write_text("item,label\na,B\nb,A\n")

@@ -341,7 +341,9 @@ def validate_misclassification(
 ) -> MisclassificationCounts:
     """Validate both tables and collapse them to :class:`MisclassificationCounts`.
 
-    Systems are ordered as they first appear in ``judgments``. A system in
+    Systems are ordered as they first appear in ``judgments``. With one system
+    (``by_system=False``) a table without a ``system`` column belongs to the system the
+    other table names (a shared calibration file beside one system's judgments). A system in
     ``judgments`` without calibration items gets zero calibration counts (the
     model decides whether that is allowed); a system only in ``calibration``,
     or an item in both tables, is an error.
@@ -349,6 +351,11 @@ def validate_misclassification(
     judgments, calibration = as_pandas(judgments), as_pandas(calibration)
     test = validate_judgments(judgments, by_system)
     cal = validate_calibration(calibration, by_system)
+    if not by_system:  # one system: a table without a system column describes the other's
+        if "system" not in calibration.columns:
+            cal.index = test.index
+        elif "system" not in judgments.columns:
+            test.index = cal.index
     extra = cal.index.difference(test.index, sort=False)
     if len(extra):
         raise DataValidationError(
