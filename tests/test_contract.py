@@ -217,7 +217,7 @@ def test_predict_keeps_every_row_in_input_order(name, method, examples, map_fits
 
 @pytest.mark.parametrize("name", NAMES)
 def test_predict_lines_up_with_the_callers_index(name, examples, map_fits):
-    """A per-row predict keeps the caller's index (``df.join(predict(df))`` on a filtered,
+    """A per-row predict keeps the caller's index (``df.join(predict(df)[added])`` on a filtered,
     string-indexed table gives every row its own prediction); a per-id one gives one row
     per id, whatever the index."""
     model, example = map_fits[name], examples[name]
