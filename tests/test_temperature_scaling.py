@@ -212,6 +212,24 @@ def test_certainties_are_their_own_category_and_leave_the_temperature_alone():
     assert np.isfinite(fit.idata_["log_likelihood"]["successes"].values).all()
 
 
+def test_a_map_fit_calibrates_a_certainty_at_its_posterior_mean_not_its_mode():
+    """Three exact-1 outputs, all wrong: the Beta(1, 4) mode is 0 (a calibrated probability
+    of 0, infinite log loss), its mean 1/5 is the predictive P(event | output 1)."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.05, 0.95, 60).round(3)
+    outputs = pd.DataFrame({"item": [f"i{k}" for k in range(60)] + ["one"],
+                            "prob": list(p) + [1.0]})
+    labels = pd.DataFrame({"item": list(outputs["item"][:60]) + ["one"] * 3,
+                           "annotator": [f"a{k}" for k in range(60)] + ["x", "y", "z"],
+                           "label": ["B" if rng.random() < q else "A" for q in p] + ["A"] * 3})
+    fit = TemperatureScaling().fit(outputs, labels)
+    assert fit.map_["calibrated_one"] == 0.0  # the mode, as summarize() reports it
+    pred = fit.predict(outputs.tail(1))
+    np.testing.assert_allclose(pred["prob_calibrated"], 1 / 5, rtol=1e-12)
+    with pytest.warns(UserWarning, match="saw no such output"):  # no exact 0 in the fit
+        np.testing.assert_allclose(fit.transform(np.array([1.0, 0.0])), [0.2, 0.5], rtol=1e-12)
+
+
 def test_certainties_unseen_in_the_fit_get_their_prior(sim):
     fit = TemperatureScaling().fit(sim.outputs[["item", "prob"]], sim.annotations)
     assert "calibrated_one" not in fit.summarize().index

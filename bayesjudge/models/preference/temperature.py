@@ -336,9 +336,16 @@ class TemperatureScaling(BayesianModel):
             rng = np.random.default_rng(self.random_seed)
             draws = dict(draws)
             for v in unseen:
-                a, b = priors[CERTAINTIES[v]]
-                draws[CERTAINTIES[v]] = (np.full(1, a / (a + b)) if n_draws == 1
-                                         else rng.beta(a, b, size=n_draws))
+                draws[CERTAINTIES[v]] = rng.beta(*priors[CERTAINTIES[v]], size=n_draws)
+        if n_draws == 1:
+            # MAP: an exact 0 / 1 gets its category's posterior mean a / (a + b), the exact
+            # predictive P(event | output), not the Beta mode s / n, which is 0 or 1 when every
+            # such output was wrong or right (a calibrated probability of 0: infinite log loss)
+            draws = dict(draws)
+            for v, rows in certain.items():
+                if rows.any():
+                    a, b = self._beta_posterior(CERTAINTIES[v])
+                    draws[CERTAINTIES[v]] = np.full(1, a / (a + b))
         mean = np.empty(len(x))
         lo = np.empty(len(x)) if ci_prob is not None and n_draws > 1 else None
         hi = np.empty(len(x)) if lo is not None else None
@@ -364,7 +371,8 @@ class TemperatureScaling(BayesianModel):
         -------
         pandas.DataFrame
             ``item`` (and ``judge``), ``prob``, ``prob_calibrated`` (posterior mean;
-            MAP fits: at the MAP) and, for NUTS fits, ``prob_calibrated_lower`` /
+            MAP fits: at the MAP, except an exact 0 / 1 output, which gets its category's
+            exact posterior mean: the Beta mode s / n would be 0 or 1) and, for NUTS fits, ``prob_calibrated_lower`` /
             ``_upper`` (equal-tailed ``ci_prob``). With ``prob_swapped``, the same
             columns for it (``prob_swapped_calibrated``: calibrated P(A better); NaN
             where a row has no swapped output).
