@@ -230,6 +230,21 @@ def test_a_map_fit_calibrates_a_certainty_at_its_posterior_mean_not_its_mode():
         np.testing.assert_allclose(fit.transform(np.array([1.0, 0.0])), [0.2, 0.5], rtol=1e-12)
 
 
+def test_predict_keeps_repeated_rows_and_fit_refuses_them(sim):
+    """predict maps each row: an item twice is two rows out (every row in, a row out); the
+    fit matches outputs to labels by item, so there a repeated item is an error."""
+    outputs = sim.outputs[["item", "prob"]]
+    fit = TemperatureScaling().fit(outputs, sim.annotations)
+    twice = pd.concat([outputs.iloc[:3], outputs.iloc[[1]]]).set_axis(["a", "b", "c", "d"])
+    pred = fit.predict(twice)
+    assert list(pred.index) == ["a", "b", "c", "d"]
+    assert list(pred["item"]) == list(twice["item"])
+    assert pred["prob_calibrated"].iloc[3] == pred["prob_calibrated"].iloc[1]
+    np.testing.assert_allclose(pred["prob_calibrated"], fit.transform(twice["prob"].to_numpy()))
+    with pytest.raises(DataValidationError, match="duplicated"):
+        TemperatureScaling().fit(pd.concat([outputs, outputs.iloc[[0]]]), sim.annotations)
+
+
 def test_certainties_unseen_in_the_fit_get_their_prior(sim):
     fit = TemperatureScaling().fit(sim.outputs[["item", "prob"]], sim.annotations)
     assert "calibrated_one" not in fit.summarize().index

@@ -245,13 +245,15 @@ def _check_probability(df: pd.DataFrame, col: str, allow_missing: bool) -> np.nd
     return values
 
 
-def validate_judge_outputs(outputs: pd.DataFrame | JudgeOutputs) -> JudgeOutputs:
+def validate_judge_outputs(outputs: pd.DataFrame | JudgeOutputs,
+                           unique: bool = True) -> JudgeOutputs:
     """Validate a judge-outputs table (``item``, ``prob``, optional ``prob_swapped``, ``judge``).
 
     ``prob`` is P(B better) and must be given on every row; ``prob_swapped`` is
     P(A better) from the swapped prompt and may be missing (NaN) on rows judged
     in one order only. The key (``judge``, ``item``) -- or ``item`` without a
-    ``judge`` column -- must be unique.
+    ``judge`` column -- must be unique when ``unique`` (a fit, or a table matched to
+    labels by item); a prediction, row by row, takes repeated rows as they are.
 
     Raises
     ------
@@ -289,7 +291,7 @@ def validate_judge_outputs(outputs: pd.DataFrame | JudgeOutputs) -> JudgeOutputs
     if "judge" in df.columns:
         check_no_missing(df, "judge outputs", ["judge"])
     keys = pd.MultiIndex.from_frame(df[key]) if len(key) > 1 else pd.Index(df["item"])
-    if not keys.is_unique:
+    if unique and not keys.is_unique:
         dup = df.duplicated(key).to_numpy()
         raise DataValidationError(
             f"judge outputs has duplicated {tuple(key)} key(s) "

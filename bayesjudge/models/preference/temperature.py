@@ -379,7 +379,7 @@ class TemperatureScaling(BayesianModel):
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
-        out = validate_judge_outputs(outputs)
+        out = validate_judge_outputs(outputs, unique=False)  # row by row: repeats are kept
         # the caller's index (no row is dropped): outputs.join(predict(outputs)) lines up
         index = outputs.index if isinstance(outputs, pd.DataFrame) else None
         table = pd.DataFrame({"item": out.items}, index=index)
