@@ -6,6 +6,7 @@ resamples."""
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -402,3 +403,27 @@ def test_ece_properties(pairs, k_bins):
     assert expected_calibration_error(p, y, 1, kind="probability") == pytest.approx(
         abs(y.mean() - p.mean()), abs=1e-12)
     assert 0.0 <= brier_score(p, y) <= 1.0
+
+
+def test_zero_width_bootstrap_intervals_are_flagged_once_per_table():
+    """One item (or a metric constant on every item) gives an interval of zero width that
+    measures nothing: bootstrap_interval, compare_judges, metric_table and
+    predicted_win_rate say so, a table in one warning naming its rows."""
+    outputs = pd.DataFrame({"item": ["q1"], "prob": [0.7]})
+    labels = pd.DataFrame({"item": ["q1"], "label": ["B"]})
+    with pytest.warns(UserWarning, match=r"7 bootstrap interval\(s\) have zero width "
+                                         r"\('judge' mse on 1 item, 'judge' agreement") as rec:
+        table = metric_table(outputs, labels)
+    assert len([w for w in rec if "zero width" in str(w.message)]) == 1
+    assert (table["lower"] == table["upper"]).all()
+    with pytest.warns(UserWarning, match=r"zero width \(the metric on 3 items\)"):
+        bootstrap_interval(brier_score, [1.0, 1.0, 1.0], [1, 1, 1])  # 0 on every resample
+    with pytest.warns(UserWarning, match=r"zero width \(the difference on 2 items\)"):
+        compare_judges(brier_score, [0.9, 0.2], [0.9, 0.2], [1, 0])
+    with pytest.warns(UserWarning, match="'x' vs 'y' judge on 1 prompt"):
+        predicted_win_rate([0.6], [1.0], system_a=["x"], system_b=["y"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # intervals of positive width: no warning
+        bootstrap_interval(brier_score, [0.9, 0.2, 0.6, 0.4], [1, 0, 1, 1])
+        metric_table(pd.DataFrame({"item": list("abcdef"), "prob": [.9, .2, .6, .4, .7, .1]}),
+                     pd.DataFrame({"item": list("abcdef"), "label": list("BABBAA")}))

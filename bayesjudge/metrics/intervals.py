@@ -11,7 +11,8 @@ are scored in a few vectorised calls (chunks of at most ~2 million values).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -19,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, check_ci_prob
+from bayesjudge.data.messages import PACKAGE_DIR
 from bayesjudge.estimators import Interval
 
 __all__ = ["Difference", "bootstrap_interval", "compare_judges"]
@@ -89,6 +91,51 @@ def _limits(draws: np.ndarray, ci_prob: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def warn_zero_width(which: Sequence[str]) -> None:
+    """Warn naming the bootstrap intervals of zero width (``which``: e.g. ``mse (1 item)``):
+    every resample gave one value, so they measure no uncertainty."""
+    if len(which):
+        warnings.warn(
+            f"{len(which)} bootstrap interval(s) have zero width ({', '.join(which[:8])}"
+            f"{', ...' if len(which) > 8 else ''}): every resample gave the same value (one "
+            f"item, or a metric constant on every item, e.g. agreement 1 everywhere), so they "
+            f"measure no uncertainty. Read them as the estimate on n_items items, or score "
+            f"more items.", UserWarning, skip_file_prefixes=(PACKAGE_DIR,))
+
+
+def _items(n: int) -> str:
+    return f"{n} item{'s' if n != 1 else ''}"
+
+
+def percentile_interval(metric_fn: Callable, arrays: tuple, n_boot: int, ci_prob: float,
+                        random_seed: int | None, batched: bool = True) -> Interval:
+    """:func:`bootstrap_interval` without its zero-width warning (a table of intervals warns
+    once for all of them, :func:`warn_zero_width`)."""
+    ci_prob = check_ci_prob(ci_prob)
+    _check_n_boot(n_boot)
+    data = _as_item_arrays(arrays)
+    estimate = float(metric_fn(*data))
+    draws = np.concatenate([_scores(metric_fn, data, idx, batched)
+                            for idx in _index_chunks(data[0].shape[0], n_boot, random_seed)])
+    return Interval(estimate, *_limits(draws, ci_prob))
+
+
+def paired_difference(metric_fn: Callable, arrays: tuple, n_boot: int, ci_prob: float,
+                      random_seed: int | None, batched: bool = True) -> Difference:
+    """:func:`compare_judges` (``arrays``: a, b, *shared) without its zero-width warning."""
+    ci_prob = check_ci_prob(ci_prob)
+    _check_n_boot(n_boot)
+    data = _as_item_arrays(arrays)
+    a, b, rest = data[0], data[1], data[2:]
+    estimate = float(metric_fn(a, *rest)) - float(metric_fn(b, *rest))
+    diffs = []
+    for idx in _index_chunks(a.shape[0], n_boot, random_seed):
+        diffs.append(_scores(metric_fn, [a, *rest], idx, batched)
+                     - _scores(metric_fn, [b, *rest], idx, batched))
+    draws = np.concatenate(diffs)
+    return Difference(estimate, *_limits(draws, ci_prob), float(np.mean(draws > 0)))
+
+
 def bootstrap_interval(
     metric_fn: Callable[..., float | np.ndarray],
     *arrays: ArrayLike,
@@ -132,13 +179,10 @@ def bootstrap_interval(
     >>> ci.lower <= ci.estimate <= ci.upper
     True
     """
-    ci_prob = check_ci_prob(ci_prob)
-    _check_n_boot(n_boot)
-    data = _as_item_arrays(arrays)
-    estimate = float(metric_fn(*data))
-    draws = np.concatenate([_scores(metric_fn, data, idx, batched)
-                            for idx in _index_chunks(data[0].shape[0], n_boot, random_seed)])
-    return Interval(estimate, *_limits(draws, ci_prob))
+    ci = percentile_interval(metric_fn, arrays, n_boot, ci_prob, random_seed, batched)
+    warn_zero_width([f"the metric on {_items(len(arrays[0]))}"] if ci.upper <= ci.lower
+                    else [])
+    return ci
 
 
 def compare_judges(
@@ -182,14 +226,8 @@ def compare_judges(
     >>> round(d.estimate, 4)
     -0.1075
     """
-    ci_prob = check_ci_prob(ci_prob)
-    _check_n_boot(n_boot)
-    data = _as_item_arrays((prob_a, prob_b, *shared))
-    a, b, rest = data[0], data[1], data[2:]
-    estimate = float(metric_fn(a, *rest)) - float(metric_fn(b, *rest))
-    diffs = []
-    for idx in _index_chunks(a.shape[0], n_boot, random_seed):
-        diffs.append(_scores(metric_fn, [a, *rest], idx, batched)
-                     - _scores(metric_fn, [b, *rest], idx, batched))
-    draws = np.concatenate(diffs)
-    return Difference(estimate, *_limits(draws, ci_prob), float(np.mean(draws > 0)))
+    diff = paired_difference(metric_fn, (prob_a, prob_b, *shared), n_boot, ci_prob,
+                             random_seed, batched)
+    warn_zero_width([f"the difference on {_items(len(prob_a))}"] if diff.upper <= diff.lower
+                    else [])
+    return diff

@@ -37,7 +37,11 @@ from bayesjudge.metrics.calibration import (
     mse_to_phat,
     predicted_label,
 )
-from bayesjudge.metrics.intervals import bootstrap_interval, compare_judges
+from bayesjudge.metrics.intervals import (
+    paired_difference,
+    percentile_interval,
+    warn_zero_width,
+)
 from bayesjudge.metrics.positional import absolute_symmetry_deviation, swap_consistency
 
 __all__ = ["TABLE_METRICS", "predicted_win_rate", "reference_labels", "metric_table"]
@@ -88,8 +92,7 @@ def _rows(judge, metric_fns, n_boot, ci_prob, random_seed):
             )
             rows.append((judge, name, np.nan, np.nan, np.nan, 0))
             continue
-        ci = bootstrap_interval(fn, *arrays, n_boot=n_boot, ci_prob=ci_prob,
-                                random_seed=random_seed)
+        ci = percentile_interval(fn, arrays, n_boot, ci_prob, random_seed)
         rows.append((judge, name, ci.estimate, ci.lower, ci.upper, arrays[0].shape[0]))
     return rows
 
@@ -187,7 +190,12 @@ def metric_table(
             fns.append(("abs_symmetry_deviation", absolute_symmetry_deviation,
                         (prob[both], swap[both])))
         rows += _rows(judge, fns, n_boot, ci_prob, random_seed)
-    return pd.DataFrame(rows, columns=["judge", "metric", "estimate", "lower", "upper", "n_items"])
+    table = pd.DataFrame(rows, columns=["judge", "metric", "estimate", "lower", "upper",
+                                        "n_items"])
+    flat = table[table["upper"] <= table["lower"]]  # (NaN rows compare False: warned above)
+    warn_zero_width([f"{j!r} {m} on {n} item{'s' if n != 1 else ''}"
+                     for j, m, n in zip(flat["judge"], flat["metric"], flat["n_items"])])
+    return table
 
 
 def _orient(system_a, system_b, n):
@@ -276,20 +284,27 @@ def predicted_win_rate(
     for k, (sa, sb) in enumerate(pairs):
         sel = codes == k
         mean = _mean_last
-        jw = bootstrap_interval(mean, p[sel], n_boot=n_boot, ci_prob=ci_prob,
-                                random_seed=random_seed)
-        hw = bootstrap_interval(mean, h[sel], n_boot=n_boot, ci_prob=ci_prob,
-                                random_seed=random_seed)
-        diff = compare_judges(mean, p[sel], h[sel], n_boot=n_boot, ci_prob=ci_prob,
-                              random_seed=random_seed)
+        jw = percentile_interval(mean, (p[sel],), n_boot, ci_prob, random_seed)
+        hw = percentile_interval(mean, (h[sel],), n_boot, ci_prob, random_seed)
+        diff = paired_difference(mean, (p[sel], h[sel]), n_boot, ci_prob, random_seed)
         rows.append((sa, sb, int(sel.sum()), jw.estimate, jw.lower, jw.upper, hw.estimate,
                      hw.lower, hw.upper, diff.estimate, diff.lower, diff.upper))
     if not rows:
         raise DataValidationError(f"no prompts given: {show_values(p)}.")
-    return pd.DataFrame(rows, columns=[
+    table = pd.DataFrame(rows, columns=[
         "system_a", "system_b", "n_items", "judge_win_rate", "judge_lower", "judge_upper",
         "human_win_rate", "human_lower", "human_upper", "difference", "difference_lower",
         "difference_upper"])
+    flat = []
+    for _, row in table.iterrows():
+        pair = "" if row["system_a"] is None else f"{row['system_a']!r} vs {row['system_b']!r} "
+        flat += [f"{pair}{what} on {row['n_items']} prompt{'s' if row['n_items'] != 1 else ''}"
+                 for what, lo, hi in (("judge", "judge_lower", "judge_upper"),
+                                      ("human", "human_lower", "human_upper"),
+                                      ("difference", "difference_lower", "difference_upper"))
+                 if row[hi] <= row[lo]]
+    warn_zero_width(flat)
+    return table
 
 
 def _mean_last(x: np.ndarray) -> float | np.ndarray:

@@ -372,10 +372,10 @@ class TemperatureScaling(BayesianModel):
         pandas.DataFrame
             ``item`` (and ``judge``), ``prob``, ``prob_calibrated`` (posterior mean;
             MAP fits: at the MAP, except an exact 0 / 1 output, which gets its category's
-            exact posterior mean: the Beta mode s / n would be 0 or 1) and, for NUTS fits, ``prob_calibrated_lower`` /
-            ``_upper`` (equal-tailed ``ci_prob``). With ``prob_swapped``, the same
-            columns for it (``prob_swapped_calibrated``: calibrated P(A better); NaN
-            where a row has no swapped output).
+            exact posterior mean: the Beta mode s / n would be 0 or 1) and, for NUTS
+            fits, ``prob_calibrated_lower`` / ``_upper`` (equal-tailed ``ci_prob``). With
+            ``prob_swapped``, the same columns for it (``prob_swapped_calibrated``:
+            calibrated P(A better); NaN where a row has no swapped output).
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
