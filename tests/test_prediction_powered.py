@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from scipy.stats import chi2
 
+import bayesjudge.baselines.prediction_powered as ppr_module
 from bayesjudge import DataValidationError
 from bayesjudge.baselines import prediction_powered_ranksets
 
@@ -37,8 +38,10 @@ def _table(seed=0, n_battles=300, n_human=80, judges=("llm",)):
     return pd.DataFrame(rows, columns=["battle", "judge", "left", "right", "outcome"])
 
 
-def _hand(table, judge="llm", lam=None, alpha=0.1):
-    """theta, Sigma, lambda and rank-sets from the paper's formulas, one battle at a time."""
+def _hand(table, judge="llm", lam=None, alpha=0.1, covariance="paper"):
+    """theta, Sigma, lambda and rank-sets from the paper's formulas, one battle at a time;
+    ``covariance="per_item"``: Sigma[m, m'] of the per-item means, divided by c_m c_m'
+    (each item's number of battles in the set) instead of n^2 and N^2."""
     human = table[table.judge == "human"].set_index("battle")["outcome"].to_dict()
     judges = [judge] if isinstance(judge, str) else judge
     llm = {j: table[table.judge == j].set_index("battle")["outcome"].to_dict() for j in judges}
@@ -64,25 +67,26 @@ def _hand(table, judge="llm", lam=None, alpha=0.1):
                 m = ITEMS.index(pairs.loc[b, side])
                 mean[m] += value(b, side)
                 count[m] += 1
-        mean /= count
         res = np.zeros((k, len(battles)))
         for col, b in enumerate(battles):
             for side in ("left", "right"):
                 m = ITEMS.index(pairs.loc[b, side])
-                res[m, col] = value(b, side) - mean[m]
-        return mean, res
+                res[m, col] = value(b, side) - mean[m] / count[m]
+        return mean / count, res, count
 
-    a, res_a = terms(unl, f)
+    a, res_a, c_big = terms(unl, f)
     if lam is None:
-        _, res_f = terms(lab, f)
-        _, res_h = terms(lab, lambda b, s: win(human[b], s))
+        _, res_f, _ = terms(lab, f)
+        _, res_h, _ = terms(lab, lambda b, s: win(human[b], s))
         cov_n = sum(np.outer(res_h[:, c], res_f[:, c]) for c in range(n)) / n
         var_big = sum(np.outer(res_a[:, c], res_a[:, c]) for c in range(big_n)) / big_n
         lam = min(1.0, max(0.0, np.trace(cov_n) / ((1 + n / big_n) * np.trace(var_big))))
-    b_mean, res_b = terms(lab, lambda b, s: lam * f(b, s) - win(human[b], s))
+    b_mean, res_b, c_n = terms(lab, lambda b, s: lam * f(b, s) - win(human[b], s))
     theta = lam * a - b_mean
-    sigma = (lam**2 * sum(np.outer(res_a[:, c], res_a[:, c]) for c in range(big_n)) / big_n**2
-             + sum(np.outer(res_b[:, c], res_b[:, c]) for c in range(n)) / n**2)
+    norm_big, norm_n = ((big_n**2, n**2) if covariance == "paper"
+                        else (np.outer(c_big, c_big), np.outer(c_n, c_n)))
+    sigma = (lam**2 * sum(np.outer(res_a[:, c], res_a[:, c]) for c in range(big_n)) / norm_big
+             + sum(np.outer(res_b[:, c], res_b[:, c]) for c in range(n)) / norm_n)
     lower, upper = np.ones(k, int), np.full(k, k)
     q = chi2.ppf(1 - alpha, k)
     for i in range(k):
@@ -102,11 +106,13 @@ def _by_item(out):
     return out.set_index("item").loc[ITEMS]
 
 
-@pytest.mark.parametrize("alpha", [0.1, 0.4])
-def test_ppr_equals_the_hand_computation(alpha):
+@pytest.mark.parametrize("alpha, covariance", [(0.1, "paper"), (0.4, "paper"),
+                                               (0.1, "per_item"), (0.6, "per_item")])
+def test_ppr_equals_the_hand_computation(alpha, covariance):
     table = _table()
-    out = prediction_powered_ranksets(table, reference="human", judge="llm", alpha=alpha)
-    theta, sigma, lam, lower, upper = _hand(table, alpha=alpha)
+    out = prediction_powered_ranksets(table, reference="human", judge="llm", alpha=alpha,
+                                      covariance=covariance)
+    theta, sigma, lam, lower, upper = _hand(table, alpha=alpha, covariance=covariance)
     got = _by_item(out)
     assert 0 < lam < 1 and got["lambda"].iloc[0] == pytest.approx(lam, rel=1e-10)
     np.testing.assert_allclose(got["theta"], [theta[m] for m in ITEMS], rtol=1e-10)
@@ -117,6 +123,22 @@ def test_ppr_equals_the_hand_computation(alpha):
     np.testing.assert_array_equal(got["rank_upper"], upper)
     assert out["theta"].is_monotonic_decreasing and out["rank"].tolist() == [1, 2, 3, 4]
     assert (out.attrs["n"], out.attrs["N"]) == (80, 220)
+
+
+def test_rank_sets_use_the_chi_square_quantile_over_k_degrees_of_freedom():
+    """Algorithm 2 in closed form: three items, Sigma = 0.01 I, so Var(theta_i - theta_j) =
+    0.02; a and b differ by 2.33 sd, between sqrt(chi2_{0.9, 2}) = 2.15 and
+    sqrt(chi2_{0.9, 3}) = 2.50 (k = 3 items): not ordered; c is 8 sd below both."""
+    sd = np.sqrt(0.02)
+    theta = np.array([0.5, 0.5 - 2.33 * sd, 0.5 - 10 * sd])
+    assert np.sqrt(chi2.ppf(0.9, 2)) < 2.33 < np.sqrt(chi2.ppf(0.9, 3))
+    lower, upper = ppr_module._rank_sets(theta, 0.01 * np.eye(3), 0.1)
+    np.testing.assert_array_equal(lower, [1, 1, 3])
+    np.testing.assert_array_equal(upper, [2, 2, 3])
+    # at alpha = 0.2 the k = 3 threshold sqrt(chi2_{0.8, 3}) = 2.15 separates them
+    lower, upper = ppr_module._rank_sets(theta, 0.01 * np.eye(3), 0.2)
+    np.testing.assert_array_equal(lower, [1, 2, 3])
+    np.testing.assert_array_equal(upper, [1, 2, 3])
 
 
 def test_lambda_zero_is_the_human_only_win_rate():
