@@ -51,12 +51,79 @@ def test_hand_case_widens_only_where_needed():
     np.testing.assert_array_equal(hi, [3, 1, 2])
 
 
+def _marginal_by_hand(ranks, ci):
+    """Each column's equal-tailed interval with its bounds taken outwards, by sorting: the
+    order statistics at floor(q_lo (D - 1)) and ceil(q_hi (D - 1)), q = (1 -+ ci) / 2."""
+    d = len(ranks)
+    ordered = np.sort(ranks, axis=0)
+    lo = ordered[int(np.floor((1 - ci) / 2 * (d - 1) + 1e-12))]
+    hi = ordered[int(np.ceil((1 + ci) / 2 * (d - 1) - 1e-12))]
+    return lo, hi
+
+
+@pytest.mark.parametrize("n_draws", [55, 199, 2000])
+@pytest.mark.parametrize("ci", [0.5, 0.9])
+def test_marginal_rank_intervals_by_hand(n_draws, ci):
+    rng = np.random.default_rng(n_draws)
+    skill = np.linspace(0, 2, 8) + 0.7 * rng.normal(size=(n_draws, 8))  # ranks overlap
+    out = rank_sets_module.rank_columns(skill.mean(0), skill, ci, False,
+                                        lambda b: np.zeros(b.shape[1]))
+    lo, hi = _marginal_by_hand(_rank(skill), ci)
+    assert (hi - lo).min() >= 1  # every interval spans ranks: the bounds are tested
+    np.testing.assert_array_equal(out["rank_lower"], lo)
+    np.testing.assert_array_equal(out["rank_upper"], hi)
+
+
+def test_bt_family_marginal_rank_intervals_by_hand():
+    """ranking()'s own quantiles (per context) equal the order statistics of the draws."""
+    example = BradleyTerry.example_data()
+    fit = BradleyTerry(random_seed=3).fit(*example.fit_args)
+    _, draws = fit._draws("skill")
+    contexts, items = fit._layout_state["contexts"], fit._layout_state["items"]
+    draws = draws.reshape(len(draws), len(contexts), len(items))
+    for ci in (0.5, 0.9):
+        table = fit.ranking(ci_prob=ci)
+        spans = 0
+        for c, ctx in enumerate(contexts):
+            grp = table[table["context"] == ctx]
+            pos = [items.index(i) for i in grp["item"]]
+            lo, hi = _marginal_by_hand(_rank(draws[:, c, :])[:, pos], ci)
+            np.testing.assert_array_equal(grp["rank_lower"], lo)
+            np.testing.assert_array_equal(grp["rank_upper"], hi)
+            spans += int((hi > lo).sum())
+        assert spans >= 2, spans  # some ranks are uncertain, so the bounds are tested
+
+
+def test_greedy_peeling_stops_only_when_no_bound_can_move():
+    """The peeled rectangle is minimal move by move: moving any bound that lies outside the
+    item's marginal interval one rank inwards leaves fewer than ceil(ci D) draws inside
+    (few draws, ci D not an integer)."""
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        d, n = (55, 199)[seed % 2], 5
+        ranks = _rank(np.linspace(0, 2, n) + 0.5 * rng.normal(size=(d, n))
+                      + 0.3 * rng.normal(size=(d, 1)))
+        need = int(np.ceil(0.9 * d))
+        m_lo, m_hi = _marginal(ranks, 0.9)
+        lo, hi = rank_sets_module._greedy(ranks, 0.9, need)
+        assert np.all((ranks >= lo) & (ranks <= hi), axis=1).sum() >= need
+        for i in range(n):
+            for side, ok in (("lo", lo[i] < m_lo[i]), ("hi", hi[i] > m_hi[i])):
+                if ok:
+                    lo2, hi2 = lo.copy(), hi.copy()
+                    (lo2 if side == "lo" else hi2)[i] += 1 if side == "lo" else -1
+                    inside = np.all((ranks >= lo2) & (ranks <= hi2), axis=1).sum()
+                    assert inside < need, (seed, i, side)
+
+
 @pytest.mark.parametrize("ci", [0.5, 0.8, 0.9, 0.95])
-@pytest.mark.parametrize("n_items", [2, 6, 15])
-def test_joint_coverage_over_the_draws_and_marginal_inside(ci, n_items):
-    rng = np.random.default_rng(n_items)
-    common = rng.normal(size=(2000, 1))  # correlated skills, as posteriors have
-    skill = np.linspace(0, 3, n_items) + 0.6 * rng.normal(size=(2000, n_items)) + 0.3 * common
+@pytest.mark.parametrize("n_items, n_draws", [(2, 2000), (6, 2000), (15, 2000), (5, 55),
+                                              (5, 199)])
+def test_joint_coverage_over_the_draws_and_marginal_inside(ci, n_items, n_draws):
+    rng = np.random.default_rng(n_items + n_draws)
+    common = rng.normal(size=(n_draws, 1))  # correlated skills, as posteriors have
+    skill = (np.linspace(0, 3, n_items) + 0.6 * rng.normal(size=(n_draws, n_items))
+             + 0.3 * common)
     ranks = _rank(skill)
     lo, hi = simultaneous_rank_sets(ranks, ci)
     m_lo, m_hi = _marginal(ranks, ci)
