@@ -693,18 +693,10 @@ def test_llmfao_crowd_reference_with_llm_judges(tmp_path):
     np.testing.assert_allclose(cli.loc[plain["item"], "skill"], plain["skill"], atol=1e-6)
 
 
-def test_judges_reference_votes_is_the_per_battle_average_by_hand(small_table):
-    """judges()'s worth of a verdict (MAP point, judge effects on): sum over the battles
-    judge k judged of the Fisher information of its verdict about d, over the same sum
-    for the reference's outcome; each battle's by a central difference in d of
-    P(v | d) = sum_r P(r | d) softmax_v(log C_k[r, v] + (a_k d + e_ki - e_kj) SHIFT_v)."""
-    model = bj.AnchoredBT(random_seed=0).fit(small_table)
-    got = model.judges().groupby("judge", sort=False)["reference_votes"].first()
-    st, point = model._state_, model.map_
-    items, judges = list(st["items"]), list(st["judges"])
-    skill, tie = np.asarray(point["skill"]), float(point["tie_logit"])
-    conf, a = np.asarray(point["confusion"]), np.asarray(point["judge_discrimination"])
-    e = np.asarray(point["judge_shift"]) - a[:, None] * skill  # u_k = a_k s + e_k
+def _worth_by_hand(table, items, judges, skill, tie, conf, a, judge_shift):
+    """Per judge: sum over its battles of the Fisher information of its verdict about d,
+    over the same sum for the reference's outcome (central differences in d)."""
+    e = judge_shift - a[:, None] * skill  # u_k = a_k s + e_k
     shift, h = np.array([0.5, 0.0, -0.5]), 1e-5
 
     def info(prob, x):
@@ -712,8 +704,9 @@ def test_judges_reference_votes_is_the_per_battle_average_by_hand(small_table):
         dp = (prob(x + h) - prob(x - h)) / (2 * h)
         return float((dp**2 / p).sum())
 
+    out = {}
     for k, judge in enumerate(judges):
-        rows = small_table[small_table["judge"] == judge]
+        rows = table[table["judge"] == judge]
         num = den = 0.0
         for left, right in zip(rows["left"], rows["right"]):
             i, j = items.index(left), items.index(right)
@@ -725,7 +718,38 @@ def test_judges_reference_votes_is_the_per_battle_average_by_hand(small_table):
             d = skill[i] - skill[j]
             num += info(verdict, d)
             den += info(lambda x: _davidson_probs(x, tie), d)
-        assert got[judge] == pytest.approx(num / den, rel=1e-6)
+        out[judge] = num / den
+    return out
+
+
+def test_judges_reference_votes_is_the_per_battle_average_by_hand(small_table):
+    """judges()'s worth of a verdict (MAP point, judge effects on): sum over the battles
+    judge k judged of the Fisher information of its verdict about d, over the same sum
+    for the reference's outcome; each battle's by a central difference in d of
+    P(v | d) = sum_r P(r | d) softmax_v(log C_k[r, v] + (a_k d + e_ki - e_kj) SHIFT_v).
+    Its interval: the equal-tailed quantiles of the same worth per Laplace draw (checked
+    by hand on five draws)."""
+    model = bj.AnchoredBT(random_seed=0).fit(small_table)
+    table = model.judges().groupby("judge", sort=False)
+    got = table["reference_votes"].first()
+    st, point = model._state_, model.map_
+    items, judges = list(st["items"]), list(st["judges"])
+    want = _worth_by_hand(small_table, items, judges, np.asarray(point["skill"]),
+                          float(point["tie_logit"]), np.asarray(point["confusion"]),
+                          np.asarray(point["judge_discrimination"]),
+                          np.asarray(point["judge_shift"]))
+    for judge in judges:
+        assert got[judge] == pytest.approx(want[judge], rel=1e-6)
+    draws = model._all_draws()
+    per_draw = model._reference_votes(draws["confusion"])  # (draws, judges)
+    for s in (0, 17, 250, 511, 999):
+        want = _worth_by_hand(small_table, items, judges, draws["skill"][s],
+                              float(draws["tie_logit"][s]), draws["confusion"][s],
+                              draws["judge_discrimination"][s], draws["judge_shift"][s])
+        np.testing.assert_allclose(per_draw[s], [want[j] for j in judges], rtol=1e-6)
+    for q, col in ((0.025, "reference_votes_lower"), (0.975, "reference_votes_upper")):
+        np.testing.assert_allclose(table[col].first().loc[judges],
+                                   np.quantile(per_draw, q, axis=0), rtol=1e-12)
 
 
 def test_predict_and_pointwise_loglik_in_blocks_equal_the_whole(small_table, monkeypatch):
@@ -772,11 +796,17 @@ def test_agreement_check_by_hand_per_battle_and_in_chunks_of_draws(small_table, 
     """agreement_check()'s expected share of agreeing verdicts, per battle by hand over the
     Laplace draws (P(r) the reference's label where it voted, Davidson's P(r | d) elsewhere;
     each judge's confusion rows shifted by its judge_shift on the battle's pair), and the
-    same table when the draws go one at a time (bounded memory) as in the default chunks."""
+    same table when the draws go one at a time (bounded memory) as in the default chunks.
+    The interval and p-value: the replicated share per draw is (mean + sd z) / n, mean and
+    variance of a sum of per-battle Bernoullis, z the documented normal noise (the model's
+    seed, one standard normal per draw and pair in row order), its equal-tailed quantiles
+    and the two-sided tail 2 min(P(rep >= obs), P(rep <= obs))."""
     from bayesjudge.models.anchored import likelihood
 
     model = bj.AnchoredBT(random_seed=0).fit(small_table)
     whole = model.agreement_check()
+    half_ci = model.agreement_check(ci_prob=0.5)
+    rng = np.random.default_rng(0)
     votes = model.judges()
     draws = model._all_draws()
     items, judges = list(model._state_["items"]), list(model._state_["judges"])
@@ -788,7 +818,7 @@ def test_agreement_check_by_hand_per_battle_and_in_chunks_of_draws(small_table, 
         a, b = judges.index(row.judge_a), judges.index(row.judge_b)
         both = verdict.dropna(subset=[row.judge_a, row.judge_b])
         pairs = small_table.drop_duplicates("battle").set_index("battle").loc[both.index]
-        agree = np.zeros(len(skill))
+        agree, var = np.zeros(len(skill)), np.zeros(len(skill))
         for battle, (left, right) in pairs[["left", "right"]].iterrows():
             i, j = items.index(left), items.index(right)
             human = both.loc[battle].get("human")
@@ -799,11 +829,20 @@ def test_agreement_check_by_hand_per_battle_and_in_chunks_of_draws(small_table, 
             for k in (a, b):
                 c = conf[:, k] * np.exp((shift[:, k, i] - shift[:, k, j])[:, None, None] * half)
                 rows.append(c / c.sum(-1, keepdims=True))
-            agree += np.einsum("sr,srv,srv->s", p_r, rows[0], rows[1])
+            p_agree = np.einsum("sr,srv,srv->s", p_r, rows[0], rows[1])
+            agree += p_agree
+            var += p_agree * (1 - p_agree)
         assert row.n_battles == len(both)
         assert row.expected == pytest.approx(agree.mean() / len(both), rel=1e-10)
         observed = (both[row.judge_a] == both[row.judge_b]).mean()
         assert row.observed == pytest.approx(observed, rel=1e-12)
+        rep = (agree + np.sqrt(var) * rng.standard_normal(len(skill))) / len(both)
+        assert (row.lower, row.upper) == pytest.approx(tuple(np.quantile(rep, [0.025, 0.975])),
+                                                       rel=1e-9)
+        tail = min(np.mean(rep >= observed), np.mean(rep <= observed))
+        assert row.p_value == pytest.approx(min(1.0, 2 * tail), abs=1e-12)
+        other = half_ci[(half_ci.judge_a == row.judge_a) & (half_ci.judge_b == row.judge_b)]
+        assert other["upper"].item() - other["lower"].item() < row.upper - row.lower
     monkeypatch.setattr(likelihood, "BLOCK", 100)  # one draw per chunk
     pd.testing.assert_frame_equal(model.agreement_check(), whole, rtol=1e-12)
     pd.testing.assert_frame_equal(model.judges(), votes, rtol=1e-12)

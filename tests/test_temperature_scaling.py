@@ -310,3 +310,25 @@ def test_a_temperature_belongs_to_its_judge(sim, tmp_path):
     with pytest.warns(UserWarning, match="1 item\\(s\\); its interval"):
         one = alignment_error(outputs[["item", "prob"]].head(1), population)
     assert one["alignment_error_lower"] == -np.inf
+
+
+def test_pointwise_log_likelihood_is_the_binomial_pmf_per_item(sim):
+    """The LOO units: per draw and item, scipy's binom.logpmf(k_B, k_A + k_B,
+    sigmoid((logit p - b) / T)) with the counts from the annotations by hand (ties left
+    out), the constant log C(n, k) included, so elpd is comparable across models."""
+    from scipy import stats
+
+    outputs = sim.outputs[["item", "prob"]]
+    fit = TemperatureScaling(bias=True, random_seed=2).fit(outputs, sim.annotations)
+    ll = fit.idata_["log_likelihood"]["successes"].values.reshape(-1, len(outputs))
+    post = fit.idata_["posterior"]
+    t = post["temperature"].values.reshape(-1, 1)
+    b = post["bias"].values.reshape(-1, 1)
+    ann = sim.annotations
+    k_b = ann[ann["label"] == "B"].groupby("item").size().reindex(outputs["item"], fill_value=0)
+    k_a = ann[ann["label"] == "A"].groupby("item").size().reindex(outputs["item"], fill_value=0)
+    n = (k_a + k_b).to_numpy()
+    assert n.max() >= 2 and (k_b.to_numpy() % n > 0).any()  # log C(n, k) is not 0 everywhere
+    p = special.expit((special.logit(outputs["prob"].to_numpy())[None] - b) / t)
+    want = stats.binom.logpmf(k_b.to_numpy()[None], n[None], p)
+    np.testing.assert_allclose(ll, want, rtol=1e-9, atol=1e-12)
