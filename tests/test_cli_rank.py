@@ -65,6 +65,7 @@ def _one_error_line(err: str) -> str:
     ("bt-sigma", "soft.csv", [], ["discriminator", "reliability", "reliability_lower"]),
     ("bt-sigma", "hard.csv", [], ["discriminator", "reliability"]),  # kind follows the file
     ("davidson-bt", "hard.csv", ["--tie", "per-judge"], ["tie_logit", "tie_logit_upper"]),
+    ("davidson-bt", "soft.csv", [], ["tie_logit"]),  # probabilities read as outcomes, said
 ])
 def test_rank_writes_one_row_per_item_and_per_judge(files, tmp_path, capsys, model, source,
                                                      extra, judge_cols):
@@ -85,6 +86,8 @@ def test_rank_writes_one_row_per_item_and_per_judge(files, tmp_path, capsys, mod
         assert col in jt
     printed = capsys.readouterr().out
     assert f"wrote {out} and {judges}" in printed
+    note = "prob read as outcomes: p > 0.5 left, p = 0.5 tie, p < 0.5 right"
+    assert (note in printed) == (model == "davidson-bt" and source == "soft.csv"), printed
 
 
 def test_rank_differences_per_context(files, tmp_path, capsys):

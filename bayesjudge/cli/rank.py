@@ -266,6 +266,9 @@ def run_rank(args: argparse.Namespace) -> int:
         return run_anchored(args, comparisons)
     if args.kind is None:  # follow the file: outcomes are hard, probabilities soft
         args.kind = "hard" if "outcome" in comparisons.columns else "soft"
+    if args.model == "davidson-bt" and "outcome" not in comparisons.columns:
+        notes.append("prob read as outcomes: p > 0.5 left, p = 0.5 tie, p < 0.5 right; "
+                     "--model bt or bt-sigma fit the probabilities themselves")
     model = build_model(args)
     from bayesjudge.data.comparisons import BattleContextWarning
 
