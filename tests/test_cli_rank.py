@@ -231,6 +231,11 @@ def test_bad_rank_arguments_fail_before_any_work(tmp_path, capsys, extra, expect
     # a question id for a context: 60 two-item rankings, refused before any fit
     ("judge,left,right,outcome,context\n" + "".join(f"j,a,b,left,q{i}\n" for i in range(60)),
      "looks like a battle or question id"),
+    # a role's name but for case: ignored it would make every row one judge
+    ("Judge,left,right,outcome\nj1,a,b,left\nj2,b,a,left\n",
+     "column(s) ['Judge'] named like ['judge'] but for letter case or spaces; they would be "
+     "ignored. Fix: rename them, or map them: --columns 'Judge=judge'"),
+    ("judge,Left ,right,outcome\nj1,a,b,left\n", "map them: --columns 'Left =left'"),
 ])
 def test_bad_comparison_tables_give_one_line(tmp_path, capsys, text, expect):
     (tmp_path / "c.csv").write_text(text)

@@ -113,6 +113,23 @@ def verdict_labels(args: argparse.Namespace) -> list[str]:
     return [*(args.outcomes or ()), *(getattr(args, "level_labels", None) or ())]
 
 
+def _refuse_near_role_names(df: pd.DataFrame, args: argparse.Namespace, path: str) -> None:
+    """A column named like a role but for letter case or spaces (``Judge``, `` left``) would
+    be ignored -- every row one judge, or a missing-column error listing a default column the
+    user never wrote: refuse it, with the --columns that maps it."""
+    mapped = {**ARENA_COLUMNS, **(args.columns or {})}
+    taken = ({role for c, role in mapped.items() if c in df.columns}
+             | {c for c in df.columns if c in COLUMN_ROLES})
+    near = {c: c.strip().lower() for c in df.columns if isinstance(c, str)}
+    near = {c: role for c, role in near.items()
+            if role in COLUMN_ROLES and role not in taken and c not in mapped}
+    if near:
+        fix = ",".join(f"{c}={role}" for c, role in near.items())
+        raise UsageError(f"{path!r} has column(s) {list(near)} named like {list(near.values())} "
+                         f"but for letter case or spaces; they would be ignored. Fix: rename "
+                         f"them, or map them: --columns {fix!r}.")
+
+
 def map_comparisons(df: pd.DataFrame, args: argparse.Namespace, path: str):
     """The file's table as the long comparisons table, and a note saying what was mapped."""
     if args.columns is not None:
@@ -121,6 +138,7 @@ def map_comparisons(df: pd.DataFrame, args: argparse.Namespace, path: str):
             raise UsageError(f"--columns names column(s) {missing} that {path!r} does not "
                              f"have; its columns are {list(df.columns)}. Fix: use those "
                              f"names on the left of each THEIRS=ROLE.")
+    _refuse_near_role_names(df, args, path)
     from bayesjudge.data.arena import comparisons_table
 
     out = comparisons_table(df, columns=args.columns, outcomes=args.outcomes)
