@@ -325,11 +325,16 @@ def test_separated_item_finite_under_defaults_and_warns_under_flat(jury):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             BradleyTerry(symmetrize=False, priors="flat").fit(df)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    # under the default priors: finite, and said that its far end rests on the prior
+    with pytest.warns(UserWarning, match=r"1 item\(s\) won or lost every comparison \(won "
+                                         r"all: \['item-2'\]\).*come from the skill prior"):
         model = BradleyTerry(symmetrize=False).fit(df)
     skill = model.map_["skill"]
     assert np.isfinite(skill).all() and skill[0, 2] == skill[0].max() and skill[0, 2] < 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a tie bounds the skill: no warning
+        df.loc[wins & (df["right"] == "item-0"), "prob"] = 0.5
+        BradleyTerry(symmetrize=False).fit(df)
 
 
 def test_all_tie_judge_is_refused_under_flat_priors_and_pooled_otherwise(arena):

@@ -264,14 +264,23 @@ class PairwiseModel(PairwiseReports, BayesianModel):
                     f"comparisons: judge/aspect {show_values(missing)} has no comparisons; its "
                     f"discriminator is the pooled prior's (judges() shows its wide interval).",
                     UserWarning, stacklevel=4)
-        if self.priors == "flat":
-            sep = separated_items(comps)
-            if len(sep):
-                warnings.warn(
-                    f"{len(sep)} item(s) won or lost every comparison "
-                    f"{show_values(list(sep['item']))}: under priors='flat' their skill has no "
-                    f"finite maximum-likelihood value (the MAP runs off to a large number). Use "
-                    f"the default priors for a finite estimate.", UserWarning, stacklevel=4)
+        sep = separated_items(comps)
+        if len(sep) and self.priors == "flat":
+            warnings.warn(
+                f"{len(sep)} item(s) won or lost every comparison "
+                f"{show_values(list(sep['item']))}: under priors='flat' their skill has no "
+                f"finite maximum-likelihood value (the MAP runs off to a large number). Use "
+                f"the default priors for a finite estimate.", UserWarning, stacklevel=4)
+        elif len(sep):
+            won = sep["won_all"].to_numpy()
+            said = [f"{'won' if w else 'lost'} all: {show_values(list(sep['item'][won == w]))}"
+                    for w in (True, False) if (won == w).any()]
+            warnings.warn(
+                f"{len(sep)} item(s) won or lost every comparison ({'; '.join(said)}): the "
+                f"data bound their skill on one side only, so its far end (the upper end of "
+                f"a winner's interval, the lower of a loser's) and its distance to the others "
+                f"come from the skill prior, not the comparisons. Their rank is informative; "
+                f"read the skill gap as 'at least'.", UserWarning, stacklevel=4)
 
     def _laplace_blocks(self, fd: FitData, engine) -> np.ndarray:
         """Ranking group of each free skill coordinate (``skill_z``), -1 for the rest.
