@@ -1,5 +1,7 @@
 """Inputs that used to give a wrong answer without a word (a session's audit, 2026-11-28)."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -84,6 +86,15 @@ def test_flat_tie_prior_refuses_comparisons_without_ties():
     df.loc[0, "outcome"] = "tie"
     with pytest.raises(DataValidationError, match=r"judge\(s\) \['j2'\] never said 'tie'"):
         bj.DavidsonBT(priors="flat", tie="per_judge").fit(df)
+    # the default priors fit, and say where the tie logit's lower end comes from
+    with pytest.warns(UserWarning, match=r"\['j2'\] never said 'tie': the data bound the tie "
+                                         r"logit from above only.*comes from its prior"):
+        bj.DavidsonBT(tie="per_judge").fit(df)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bj.DavidsonBT().fit(df)  # one tie in the table: a global tie logit is bounded
+    with pytest.warns(UserWarning, match="outcome holds no tie: the data bound"):
+        bj.DavidsonBT().fit(df.assign(outcome=df["outcome"].replace("tie", "left")))
 
 
 def test_separated_labels_have_no_flat_temperature():
@@ -273,6 +284,8 @@ def test_anchored_flat_tie_prior_refuses_a_reference_without_ties():
     # before: the fit ran and failed with a generic "Hessian not negative definite"
     with pytest.raises(DataValidationError, match="never said 'tie'.*-inf"):
         bj.AnchoredBT(priors="flat").fit(df)
+    with pytest.warns(UserWarning, match="'human' never said 'tie': the data bound its tie"):
+        bj.AnchoredBT().fit(df)
 
 
 def test_overflowing_laplace_draws_are_flagged():

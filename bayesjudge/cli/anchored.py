@@ -27,23 +27,17 @@ def check_battle_column(raw, comparisons, args: argparse.Namespace) -> None:
                              f"{args.comparisons!r} has {cols}. Fix: add one, or map yours "
                              f"with --columns THEIRS=judge.{wide_table_hint(raw)}")
         return
-    other_case = [c for c in cols if c.strip().casefold() in
-                  ("battle", "judge", "left", "right", "outcome") and c != c.strip().casefold()]
-    if other_case:
-        pairs = ",".join(f"{c}={c.strip().casefold()}" for c in other_case)
-        hint = (f"column names are compared exactly ({other_case} differ in letter case or "
-                f"spaces). Fix: --columns {pairs}")
-    else:
-        like = [c for c in cols if c.casefold() in BATTLE_LIKE]
-        arena = ("" if args.columns or not {"model_a", "model_b", "winner"} <= set(cols) else
-                 ",model_a=left,model_b=right,winner=outcome" + (",judge=judge" if "judge" in
-                                                                 cols else ""))
-        hint = (f"Fix: --columns {like[0]}=battle{arena} if {like[0]!r} is one id per judged "
-                f"instance (the same two responses to the same prompt)" if like else
-                "Fix: add a battle column (one id per judged instance: the same two "
-                "responses to the same prompt), or map yours with --columns THEIRS=battle")
-        if args.columns:
-            hint += f", together with the roles you map now ({', '.join(args.columns)})"
+    # (a column named 'Battle' or ' battle' was refused before: cli.mapping)
+    like = [c for c in cols if c.casefold() in BATTLE_LIKE]
+    arena = ("" if args.columns or not {"model_a", "model_b", "winner"} <= set(cols) else
+             ",model_a=left,model_b=right,winner=outcome" + (",judge=judge" if "judge" in
+                                                             cols else ""))
+    hint = (f"Fix: --columns {like[0]}=battle{arena} if {like[0]!r} is one id per judged "
+            f"instance (the same two responses to the same prompt)" if like else
+            "Fix: add a battle column (one id per judged instance: the same two "
+            "responses to the same prompt), or map yours with --columns THEIRS=battle")
+    if args.columns:
+        hint += f", together with the roles you map now ({', '.join(args.columns)})"
     raise UsageError(f"--model anchored needs a battle column; {args.comparisons!r} has "
                      f"{cols}: {hint}.")
 

@@ -14,6 +14,7 @@ import pytensor.tensor as pt
 from bayesjudge.base import BayesianModel
 from bayesjudge.data import DataValidationError
 from bayesjudge.data.identification import check_position_biases
+from bayesjudge.engine.messages import warn_user
 from bayesjudge.models.anchored.agreement import AgreementCheck
 from bayesjudge.models.anchored.data import Battles, Cells, validate_battles
 from bayesjudge.models.anchored.likelihood import (
@@ -201,13 +202,16 @@ class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
         if len(battles.items) < 2:
             raise DataValidationError("comparisons: fewer than two items; nothing to rank.")
         n_j = len(battles.judges)
-        if battles.ref_counts[:, 1].sum() == 0 and \
-                self._is_flat("tie_logit"):
+        if battles.ref_counts[:, 1].sum() == 0 and self._is_flat("tie_logit"):
             raise DataValidationError(
                 f"comparisons: the reference {self.reference!r} never said 'tie': under the "
                 f"flat prior of tie_logit (priors='flat') its maximum-likelihood value is "
                 f"-inf. Fix: use the default priors (the tie logit then comes from the prior "
                 f"and the data).")
+        if battles.ref_counts[:, 1].sum() == 0:
+            warn_user(f"comparisons: the reference {self.reference!r} never said 'tie': the "
+                      f"data bound its tie logit from above only, so its lower end (how "
+                      f"rarely a tie occurs) comes from its prior.")
         if self.consensus and n_j < 2:
             raise DataValidationError(
                 f"consensus=True needs two or more judges besides the reference "

@@ -229,7 +229,7 @@ class PairwiseModel(PairwiseReports, BayesianModel):
                 f"a tie (or gave p = 0.5 throughout): the data alone give their {what} no "
                 f"finite value, so it comes from the prior (judges() shows it with a wide "
                 f"interval); they carry no ranking information.", UserWarning, stacklevel=4)
-        if self._ties and self._is_flat("tie_logit"):
+        if self._ties:
             # no tie at all (per judge with tie="per_judge"): the tie logit's MLE is -inf
             ties = np.bincount(comps.judge, weights=comps.outcomes[:, 1],
                                minlength=len(comps.judges))
@@ -238,12 +238,18 @@ class PairwiseModel(PairwiseReports, BayesianModel):
                 who = f"comparisons.judge: judge(s) {show_values(list(none))} never said 'tie'"
             else:
                 none, who = [0] * int(ties.sum() == 0), "comparisons.outcome holds no tie"
-            if len(none):
+            if len(none) and self._is_flat("tie_logit"):
                 raise DataValidationError(
                     f"{who}: under the flat prior of tie_logit (priors='flat') its maximum-"
                     f"likelihood value is -inf. Fix: use the default priors (the tie logit then "
                     f"comes from the prior and the data), or a model without ties "
                     f"(BradleyTerry(kind='hard')).")
+            if len(none):
+                warnings.warn(
+                    f"{who}: the data bound the tie logit from above only, so its lower end "
+                    f"(how rarely a tie occurs) comes from its prior. Ties do not move the "
+                    f"ranking here; for outcomes that cannot tie, BradleyTerry(kind='hard') "
+                    f"has no tie parameter.", UserWarning, stacklevel=4)
         if getattr(self, "per_aspect", False) and comps.aspects is None:
             raise DataValidationError(
                 "comparisons has no aspect column, but per_aspect=True asks for one "
