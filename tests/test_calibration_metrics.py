@@ -412,7 +412,8 @@ def test_zero_width_bootstrap_intervals_are_flagged_once_per_table():
     outputs = pd.DataFrame({"item": ["q1"], "prob": [0.7]})
     labels = pd.DataFrame({"item": ["q1"], "label": ["B"]})
     with pytest.warns(UserWarning, match=r"7 bootstrap interval\(s\) have zero width "
-                                         r"\('judge' mse on 1 item, 'judge' agreement") as rec:
+                                         r"\('\(one judge\)' mse on 1 item, "
+                                         r"'\(one judge\)' agreement") as rec:
         table = metric_table(outputs, labels)
     assert len([w for w in rec if "zero width" in str(w.message)]) == 1
     assert (table["lower"] == table["upper"]).all()

@@ -344,3 +344,20 @@ def test_ids_differing_only_in_type_stay_apart_in_summaries_and_files(tmp_path):
         coord = back.idata_.posterior[var].dims[-1]
         assert sorted(map(repr, back.idata_.posterior[coord].values.tolist())) == sorted(
             map(repr, model.idata_.posterior[coord].values.tolist()))
+
+
+def test_metrics_labels_one_judge_as_the_package_does_and_keeps_a_judge_named_judge(tmp_path,
+                                                                                   capsys):
+    (tmp_path / "labels.csv").write_text("item,label\nq1,B\nq2,A\nq3,B\nq4,A\nq5,B\n")
+    (tmp_path / "one.csv").write_text("item,prob\nq1,0.7\nq2,0.2\nq3,0.4\nq4,0.6\nq5,0.9\n")
+    out = tmp_path / "m.csv"
+    assert main(["metrics", str(tmp_path / "one.csv"), "--labels", str(tmp_path / "labels.csv"),
+                 "--boot", "100", "--out", str(out)]) == 0
+    assert set(pd.read_csv(out)["judge"]) == {"(one judge)"}
+    printed = capsys.readouterr().out
+    assert "(one judge)" not in printed  # one judge: no judge column in the printed table
+    (tmp_path / "named.csv").write_text("judge,item,prob\n" + "".join(
+        f"judge,q{i},{p}\n" for i, p in zip(range(1, 6), (0.7, 0.2, 0.4, 0.6, 0.9))))
+    assert main(["metrics", str(tmp_path / "named.csv"), "--labels",
+                 str(tmp_path / "labels.csv"), "--boot", "100"]) == 0
+    assert "\njudge       ece" in capsys.readouterr().out  # a judge named 'judge' is shown

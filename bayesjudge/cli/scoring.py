@@ -28,6 +28,7 @@ from bayesjudge.data.annotations import (
     validate_judge_outputs,
 )
 from bayesjudge.data.lookalikes import warn_near_matches
+from bayesjudge.data.vocabulary import ONE_JUDGE
 
 
 def read_labels(path: str) -> tuple[AnnotationCounts, bool]:
@@ -174,7 +175,7 @@ def format_table(tables: dict[str, pd.DataFrame]) -> str:
     for name, table in tables.items():
         shown[name] = [_cell(*row) for row in
                        table[["estimate", "lower", "upper"]].itertuples(index=False)]
-    if first["judge"].nunique() == 1 and first["judge"].iloc[0] == "judge":
+    if first["judge"].nunique() == 1 and first["judge"].iloc[0] == ONE_JUDGE:
         shown = shown.drop(columns="judge")
     return shown.to_string(index=False)
 

@@ -136,8 +136,10 @@ def laplace_draws(
             "The MAP optimisation stopped short of a mode (see its ConvergenceWarning), and "
             "the Hessian where it stopped is not negative definite, so no Laplace "
             "approximation exists: the posterior is too flat or too curved for MAP (as with "
-            "many judges of a few comparisons each, each with its own discriminator). Refit "
-            "with method='nuts'.")
+            "many parameters resting on a few observations each: judges of a few comparisons "
+            "each with its own discriminator, items that won or lost every comparison of "
+            "their context, per-judge ties of judges that never tie). Refit with "
+            "method='nuts', or pool the data more (e.g. one ranking over all contexts).")
     if fit.cov is None:
         raise FitError(
             "The Hessian at the MAP is not negative definite, so no Laplace approximation "

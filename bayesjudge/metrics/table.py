@@ -28,6 +28,7 @@ from bayesjudge.data.annotations import (
     validate_judge_outputs,
 )
 from bayesjudge.data.frames import as_pandas
+from bayesjudge.data.vocabulary import ONE_JUDGE
 from bayesjudge.metrics.calibration import (
     agreement,
     as_probabilities,
@@ -129,7 +130,7 @@ def metric_table(
     outputs : pandas.DataFrame
         ``item``, ``prob`` (P(B better)), optional ``prob_swapped`` (P(A better) from
         the swapped prompt), optional ``judge`` (one table per judge otherwise; its
-        rows are labelled ``"judge"``).
+        rows are labelled ``"(one judge)"``, as the other tables label one judge).
     annotations : pandas.DataFrame
         ``item``, ``annotator``, ``label`` in {A, B, tie} (0/1 read as A/B). Every
         judged item needs at least one annotation.
@@ -164,7 +165,8 @@ def metric_table(
     counts = validate_annotations(annotations)
     pos = align_outputs(judged, counts)
     p_hat_all, major_all = reference_labels(counts.counts)
-    judges = judged.judge if judged.judge is not None else np.full(len(judged), "judge", object)
+    judges = (judged.judge if judged.judge is not None
+              else np.full(len(judged), ONE_JUDGE, object))
     rows = []
     for judge in pd.unique(judges):
         sel = np.flatnonzero(judges == judge)
