@@ -136,7 +136,8 @@ def test_missing_empty_and_unreadable_files(csv_files, tmp_path, capsys):
     (tmp_path / "ragged.csv").write_text("item,vote\na,1\nb,1,7,8\n")
     for name, expect in (("nope.csv", "does not exist"), ("empty.csv", "is empty"),
                          ("header.csv", "no rows"), ("latin1.csv", "UTF-8"),
-                         (".", "is a folder"), ("ragged.csv", "could not read")):
+                         (".", "is a folder"),
+                         ("ragged.csv", "line 3, saw 4. Fix: give every line as many fields")):
         code = main(["aggregate", str(tmp_path / name), "--calibration",
                      str(d / "labels.csv"), "--out", str(tmp_path / "x.csv")])
         assert code == 2, name

@@ -152,7 +152,8 @@ def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = (),
             )
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise UsageError(f"could not read {where} as {DELIMITERS[sep]}-separated CSV: "
-                         f"{one_line(exc)}") from None
+                         f"{one_line(exc)}. Fix: give every line as many fields as the "
+                         f"header, and quote fields that hold the delimiter.") from None
     for w in caught:
         if issubclass(w.category, pd.errors.ParserWarning):
             _check_extra_fields(p, sep, len(names), where)  # trailing delimiters only: fine
