@@ -226,8 +226,8 @@ def test_cli_rows_past_the_header_are_refused_and_trailing_delimiters_read(tmp_p
     assert main(["rank", extra, "--model", "davidson-bt", "--out", out]) == 2
     assert "past its header's 3 columns on line(s) 3" in capsys.readouterr().err
     # a header ending in the delimiter too: the empty unnamed column is no column
-    trail = _write(tmp_path / "t.csv", "left,right,outcome,\na,b,left,\nb,c,right,\n"
-                   "a,c,tie,\nc,a,left,\n")
+    trail = _write(tmp_path / "t.csv", "left,right,outcome,\na,b,left,\nb,c,left,\n"
+                   "a,c,tie,\nc,a,left,\n")  # every item won and lost: no separation
     assert main(["rank", trail, "--model", "davidson-bt", "--out", out]) == 0
     assert "warning" not in capsys.readouterr().err
     # leading blank lines (before: "the file is empty"); errors still name file lines

@@ -26,6 +26,7 @@ column, the first bad values and the fix; nothing is dropped silently.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +34,7 @@ import pandas as pd
 
 from bayesjudge.data.counts import COUNT, apply_counts, warn_unused_columns
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
-from bayesjudge.data.schema import check_no_missing, require_frame
+from bayesjudge.data.schema import BINARY, Labels, check_no_missing, require_frame
 from bayesjudge.data.vocabulary import label_key
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "AnnotationCounts",
     "JudgeOutputs",
     "align_outputs",
+    "calibration_targets",
     "check_both_classes",
     "validate_annotations",
     "validate_judge_outputs",
@@ -360,3 +362,36 @@ def separated(x: np.ndarray, successes: np.ndarray, trials: np.ndarray, bias: bo
     if not has_a.any() or not has_b.any():
         return True
     return bool(x[has_a].max() <= x[has_b].min())
+
+
+def calibration_targets(out: JudgeOutputs, labels) -> tuple[np.ndarray, np.ndarray]:
+    """Successes (B better) and trials per judge-output row, from labels or annotations
+    (the binomial targets of :class:`~bayesjudge.TemperatureScaling`).
+
+    A table (``item, label`` or ``item, annotator, label``) is read as annotations, with
+    their labels (A / B / tie or 0 = A, 1 = B), as the command line reads it; validated
+    gold :class:`~bayesjudge.data.Labels` are 0 / 1 (1 = B better).
+    """
+    if not isinstance(labels, Labels):
+        ac = validate_annotations(labels, name="labels")
+        counts = ac.counts[align_outputs(out, ac)]
+        success, trials = counts[:, 2], counts[:, 0] + counts[:, 2]
+        only_ties = trials == 0
+        if only_ties.any():
+            warnings.warn(
+                f"{int(only_ties.sum())} judged item(s) have only tie annotations and do not "
+                f"inform the calibration (ties are left out, as in the paper's calibration "
+                f"metrics).", UserWarning, stacklevel=4)
+        check_both_classes(success, trials, "the calibration annotations")
+        return success.astype(np.int64), trials.astype(np.int64)
+    lab = labels
+    if not np.isin(lab.values, BINARY).all():
+        raise DataValidationError(
+            f"labels hold values {show_values(pd.unique(lab.values[~np.isin(lab.values, BINARY)]))}"
+            f"; TemperatureScaling needs 1 = B better, 0 = A better. Fix: pass the table "
+            f"(item, label with A / B / tie) instead.")
+    ac = AnnotationCounts(lab.items, np.stack([1 - lab.values, 0 * lab.values, lab.values], 1))
+    pos = align_outputs(out, ac)
+    y = lab.values[pos]
+    check_both_classes(y, np.ones_like(y), "the calibration labels")
+    return y.astype(np.int64), np.ones_like(y, dtype=np.int64)

@@ -278,9 +278,8 @@ class PairwiseModel(PairwiseReports, BayesianModel):
                 f"finite maximum-likelihood value (the MAP runs off to a large number). Use "
                 f"the default priors for a finite estimate.", UserWarning, stacklevel=4)
         elif len(sep):
-            won = sep["won_all"].to_numpy()
-            said = [f"{'won' if w else 'lost'} all: {show_values(list(sep['item'][won == w]))}"
-                    for w in (True, False) if (won == w).any()]
+            said = [f"{'won' if w else 'lost'} all: {show_values(list(part['item']))}"
+                    for w, part in sep.groupby("won_all", sort=False)]
             warnings.warn(
                 f"{len(sep)} item(s) won or lost every comparison ({'; '.join(said)}): the "
                 f"data bound their skill on one side only, so its far end (the upper end of "

@@ -30,20 +30,14 @@ from scipy import special
 
 from bayesjudge.base import CI_PROB, BayesianModel, ExampleData, FitData
 from bayesjudge.data import (
-    BINARY,
     DataValidationError,
-    Labels,
     check_ci_prob,
     check_unit_interval,
     show_values,
 )
 from bayesjudge.data.annotations import (
-    AnnotationCounts,
-    JudgeOutputs,
-    align_outputs,
-    check_both_classes,
+    calibration_targets,
     separated,
-    validate_annotations,
     validate_judge_outputs,
 )
 from bayesjudge.priors import Prior
@@ -219,7 +213,7 @@ class TemperatureScaling(BayesianModel):
         # the judge a temperature belongs to: predict refuses another judge's outputs
         judge = None if out.judge is None else pd.unique(out.judge)[0]
         self._judge = judge.item() if isinstance(judge, np.generic) else judge
-        success, trials = _targets(out, labels)
+        success, trials = calibration_targets(out, labels)
         x = [_logit(out.prob)]
         s, n = [success], [trials]
         order = [np.zeros(len(out), np.int64)]
@@ -424,35 +418,3 @@ class TemperatureScaling(BayesianModel):
                             "label": labels.ravel()})
         return ExampleData(fit_args=(outputs, ann), predict_args=(outputs,), id_column="item",
                            truth={"temperature": 2.0})
-
-
-def _targets(out: JudgeOutputs, labels) -> tuple[np.ndarray, np.ndarray]:
-    """Successes (B better) and trials per judge-output row, from labels or annotations.
-
-    A table (``item, label`` or ``item, annotator, label``) is read as annotations, with
-    their labels (A / B / tie or 0 = A, 1 = B), as the command line reads it; validated
-    gold :class:`~bayesjudge.data.Labels` are 0 / 1 (1 = B better).
-    """
-    if not isinstance(labels, Labels):
-        ac = validate_annotations(labels, name="labels")
-        counts = ac.counts[align_outputs(out, ac)]
-        success, trials = counts[:, 2], counts[:, 0] + counts[:, 2]
-        only_ties = trials == 0
-        if only_ties.any():
-            warnings.warn(
-                f"{int(only_ties.sum())} judged item(s) have only tie annotations and do not "
-                f"inform the calibration (ties are left out, as in the paper's calibration "
-                f"metrics).", UserWarning, stacklevel=4)
-        check_both_classes(success, trials, "the calibration annotations")
-        return success.astype(np.int64), trials.astype(np.int64)
-    lab = labels
-    if not np.isin(lab.values, BINARY).all():
-        raise DataValidationError(
-            f"labels hold values {show_values(pd.unique(lab.values[~np.isin(lab.values, BINARY)]))}"
-            f"; TemperatureScaling needs 1 = B better, 0 = A better. Fix: pass the table "
-            f"(item, label with A / B / tie) instead.")
-    ac = AnnotationCounts(lab.items, np.stack([1 - lab.values, 0 * lab.values, lab.values], 1))
-    pos = align_outputs(out, ac)
-    y = lab.values[pos]
-    check_both_classes(y, np.ones_like(y), "the calibration labels")
-    return y.astype(np.int64), np.ones_like(y, dtype=np.int64)
