@@ -49,17 +49,42 @@ def test_position_bias_identification_by_hand(design, expected):
     assert spanned == expected
 
 
-def test_unidentified_position_bias_warns_or_is_refused():
+def _graded(frame):
+    return frame.assign(outcome=frame["outcome"].map({"left": "A>B", "tie": "A=B",
+                                                       "right": "B>A"}))
+
+
+@pytest.mark.parametrize("make, prep", [
+    (lambda **k: bj.DavidsonBT(position_bias=True, **k), lambda f: f),
+    # before: OrdinalBT had no design check at all (prior-driven bias, no word)
+    (lambda **k: bj.OrdinalBT(levels=["B>A", "A=B", "A>B"], position_bias=True, **k),
+     _graded)])
+def test_unidentified_position_bias_warns_or_is_refused(make, prep, tmp_path):
     # before: judges() returned the Normal(0, 1) prior's interval with laplace_ok=True, and
     # under flat priors intervals of +-7e5 with laplace_ok=True
-    with pytest.warns(UserWarning, match=r"position bias of judge\(s\).*not identified"):
-        bj.DavidsonBT(position_bias=True).fit(_chain())
+    with pytest.warns(UserWarning, match=r"position bias of judge\(s\).*not identified") as rec:
+        fit = make().fit(prep(_chain()), method="map")
+    # the warning points at the caller's line, not at the library or the interpreter
+    assert {w.filename for w in rec if "not identified" in str(w.message)} == {__file__}
+    # and the judges table says it where the bias is read (before: stderr only)
+    assert fit.judges()["position_bias_identified"].tolist() == [False]
+    fit.save(tmp_path / "m")
+    assert (type(fit).load(tmp_path / "m").judges()["position_bias_identified"].tolist()
+            == [False])
     with pytest.raises(DataValidationError, match="not identified.*flat prior"):
-        bj.DavidsonBT(position_bias=True, priors="flat").fit(_chain())
+        make(priors="flat").fit(prep(_chain()), method="map")
     both = pd.concat([_chain(), _chain().rename(columns={"left": "right", "right": "left"})])
+    # a second judge that sees one order only, beside one that identifies the skills
+    one_order = _chain().assign(judge="one order")
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        bj.DavidsonBT(position_bias=True).fit(both)  # both orders: no warning
+        fit = make().fit(prep(both.assign(judge="both")), method="map")  # no warning
+    assert fit.judges()["position_bias_identified"].tolist() == [True]
+    mixed = prep(pd.concat([both.assign(judge="both"), one_order]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        fit = make().fit(mixed, method="map")  # the skills are known from "both"
+    assert fit.judges()["position_bias_identified"].tolist() == [True, True]
 
 
 def _battles(rows):
@@ -72,8 +97,9 @@ def test_unidentified_reference_position_bias_in_anchored_bt():
     # before: AnchoredBT(position_bias=True) had no design check (the BT family had)
     chain = [("human", lft, rgt, out) for lft, rgt, out in _chain().itertuples(index=False)]
     with pytest.warns(UserWarning, match="position bias of the reference 'human'.*not "
-                                         "identified"):
+                                         "identified") as rec:
         bj.AnchoredBT(position_bias=True).fit(_battles(chain), method="map")
+    assert {w.filename for w in rec if "not identified" in str(w.message)} == {__file__}
     with pytest.raises(DataValidationError, match="reference 'human'.*flat prior"):
         bj.AnchoredBT(position_bias=True, priors="flat").fit(_battles(chain), method="map")
     # another judge's verdicts on the swapped battles identify it through its channel

@@ -68,16 +68,18 @@ def unidentified_biases(left: np.ndarray, right: np.ndarray, judge: np.ndarray,
 
 
 def check_position_biases(left: np.ndarray, right: np.ndarray, judge: np.ndarray,
-                          n_cells: int, judges, flat: bool, who: str | None = None) -> None:
+                          n_cells: int, judges, flat: bool, who: str | None = None,
+                          stacklevel: int = 4) -> np.ndarray:
     """Refuse (``flat``: the flat prior of ``position_bias``) or warn about the judges
     whose position bias the design does not identify (:func:`unidentified_biases`).
 
     ``who`` names the bias in the message when it is one judge's (AnchoredBT's
-    reference); by default the message lists the judges' ids.
+    reference); by default the message lists the judges' ids. Returns the codes of the
+    judges warned about (empty when every bias is identified or the check is skipped).
     """
     bad = unidentified_biases(left, right, judge, n_cells, len(judges))
     if bad is None or not len(bad):
-        return
+        return np.zeros(0, dtype=np.int64)
     if who is None:
         who = (f"comparisons.judge: the position bias of judge(s) "
                f"{show_values(list(np.asarray(judges, dtype=object)[bad]))}")
@@ -91,4 +93,22 @@ def check_position_biases(left: np.ndarray, right: np.ndarray, judge: np.ndarray
                                   f"no estimate. {fix}.")
     warnings.warn(f"{who} {why}: it and the skills' share of it come from the prior "
                   f"(its interval is the prior's, and the skills' intervals are widened by "
-                  f"it). {fix}.", UserWarning, stacklevel=5)
+                  f"it). {fix}.", UserWarning, stacklevel=stacklevel)
+    return bad
+
+
+def position_bias_state(model, comps, left: np.ndarray, right: np.ndarray,
+                        n_cells: int) -> dict:
+    """Check a Bradley-Terry family fit's per-judge position biases (when it has them).
+
+    Returns the entry of the fit's saved state that ``judges()`` reports as
+    ``position_bias_identified`` (False for a judge whose bias the design leaves to the
+    prior), or ``{}`` without ``position_bias``.
+    """
+    if not getattr(model, "position_bias", False):
+        return {}
+    bad = check_position_biases(left, right, comps.judge, n_cells, comps.judges,
+                                model._is_flat("position_bias"), stacklevel=5)
+    identified = np.ones(len(comps.judges), dtype=bool)
+    identified[bad] = False
+    return {"position_bias_identified": identified.tolist()}

@@ -37,7 +37,7 @@ from bayesjudge.data.comparisons import (
     separated_items,
     validate_comparisons,
 )
-from bayesjudge.data.identification import check_position_biases
+from bayesjudge.data.identification import position_bias_state
 from bayesjudge.data.symmetrization import symmetrized_cells
 from bayesjudge.models.bradley_terry.centring import centred_for_nuts
 from bayesjudge.models.bradley_terry.core import (
@@ -115,9 +115,7 @@ class PairwiseModel(PairwiseReports, BayesianModel):
         cl = layout.cells(comps.group, comps.left)
         cr = layout.cells(comps.group, comps.right)
         n_sc = len(layout.nodes)
-        if getattr(self, "position_bias", False):
-            check_position_biases(cl, cr, comps.judge, n_sc, comps.judges,
-                                  self._is_flat("position_bias"))
+        bias_state = position_bias_state(self, comps, cl, cr, n_sc)
         values = ({"n_left": comps.outcomes[:, 0], "n_tie": comps.outcomes[:, 1],
                    "n_right": comps.outcomes[:, 2]} if self._ties
                   else {"win": self._win(comps), "n": comps.n})
@@ -151,7 +149,7 @@ class PairwiseModel(PairwiseReports, BayesianModel):
             coords["context"] = comps.contexts.to_numpy()
         if comps.aspects is not None:
             coords["aspect"] = comps.aspects.to_numpy()
-        self._layout_state = layout_state(comps, layout)
+        self._layout_state = {**layout_state(comps, layout), **bias_state}
         # NUTS: centred or non-centred discriminators by a pilot MAP fit (centring.py)
         self._nuts_centred = (self._nuts_hierarchy() and len(comps.judges) > 1
                               and centred_for_nuts(self, comparisons))

@@ -25,6 +25,7 @@ from bayesjudge.base import FitData
 from bayesjudge.data import DataValidationError, show_values
 from bayesjudge.data.comparisons import Comparisons, all_tie_judges
 from bayesjudge.data.graded import check_levels, validate_graded
+from bayesjudge.data.identification import position_bias_state
 from bayesjudge.models.bradley_terry.base import PairwiseModel
 from bayesjudge.models.bradley_terry.core import (
     MAX_LL_UNITS,
@@ -227,6 +228,7 @@ class OrdinalBT(OrdinalReports, PairwiseModel):
         cl = layout.cells(comps.group, comps.left)
         cr = layout.cells(comps.group, comps.right)
         n_sc = len(layout.nodes)
+        bias_state = position_bias_state(self, comps, cl, cr, n_sc)
         pair, keys = pd.factorize(cl * n_sc + cr)
         n_cols = len(comps.judges) if self._judge_columns() else 1
         col = comps.judge if self._judge_columns() else np.zeros(len(comps), np.int64)
@@ -248,7 +250,8 @@ class OrdinalBT(OrdinalReports, PairwiseModel):
             coords["context"] = comps.contexts.to_numpy()
         if comps.aspects is not None:
             coords["aspect"] = comps.aspects.to_numpy()
-        self._layout_state = {**layout_state(comps, layout), "levels": list(levels)}
+        self._layout_state = {**layout_state(comps, layout), **bias_state,
+                              "levels": list(levels)}
         # NUTS samples the discriminators non-centred (target_accept 0.9, _sampler_defaults):
         # the pilot-MAP choice of the other models reads their three-way information.
         self._nuts_centred = False

@@ -284,7 +284,10 @@ class PairwiseReports:
             judge, whose sigma = 1 is fixed by construction),
             ``tie_logit`` and ``position_bias``, each with ``_lower``/``_upper``
             equal-tailed ``ci_prob`` intervals (MAP: from the Laplace draws, and
-            ``laplace_ok``, False where any of the row's intervals cannot be trusted).
+            ``laplace_ok``, False where any of the row's intervals cannot be trusted);
+            with ``position_bias``, ``position_bias_identified``: False where the
+            design does not identify the judge's bias (the fit warned: its estimate
+            and interval are the prior's, e.g. a baseline always shown on the left).
         """
         self._check_fitted()
         check_ci_prob(ci_prob)
@@ -314,6 +317,10 @@ class PairwiseReports:
                 out["reliability"] = 1.0 / point
                 out["reliability_lower"], out["reliability_upper"] = np.quantile(
                     1.0 / draws, q, axis=0)
+            if name == "position_bias" and "position_bias_identified" in st:
+                # False: the design leaves the bias (and the interval) to the prior
+                out["position_bias_identified"] = np.asarray(
+                    st["position_bias_identified"], dtype=bool)  # one row per judge
         if self.method_ == "map":  # a judge's row is as good as its worst parameter
             ok = np.ones(len(out), dtype=bool)
             for name in ("discriminator", "tie_logit", "position_bias"):
