@@ -337,6 +337,30 @@ def test_separated_item_finite_under_defaults_and_warns_under_flat(jury):
         BradleyTerry(symmetrize=False).fit(df)
 
 
+def test_separation_is_judged_on_the_outcomes_the_model_scores():
+    # x is preferred with p = 0.6 - 0.8 in every comparison: a soft BT's likelihood
+    # bounds its skill, but thresholded (kind="hard", or DavidsonBT's outcomes) x won all.
+    # Before: the check summed the probabilities for every model, so the hard fits' skill
+    # ran off under flat priors without a word.
+    rows = [("x", "a", 0.7), ("x", "b", 0.8), ("a", "b", 0.6), ("b", "a", 0.6),
+            ("a", "x", 0.4)] * 5
+    df = pd.DataFrame(rows, columns=["left", "right", "prob"])
+    for model in (BradleyTerry(kind="hard"), DavidsonBT()):
+        with pytest.warns(UserWarning, match=r"won or lost every comparison \(won all: "
+                                             r"\['x'\]\)"), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*holds no tie")
+            model.fit(df, method="map")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        soft = BradleyTerry(kind="soft", priors="flat").fit(df, method="map")
+    # the maximum-likelihood fits say the same: finite for soft, running off for hard
+    assert np.abs(soft.map_["skill"]).max() < 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hard = BradleyTerry(kind="hard", priors="flat").fit(df, method="map")
+    assert np.ravel(hard.map_["skill"])[0] > 8  # x, first in the table
+
+
 def test_all_tie_judge_is_refused_under_flat_priors_and_pooled_otherwise(arena):
     df = arena.assign(judge="j1")
     # two informed judges beside the lazy one: with only two, the discriminators are one

@@ -407,13 +407,16 @@ def all_tie_judges(comps: Comparisons) -> pd.Index:
     return comps.judges[ties >= n]
 
 
-def separated_items(comps: Comparisons) -> pd.DataFrame:
+def separated_items(comps: Comparisons, won: np.ndarray | None = None) -> pd.DataFrame:
     """(context, aspect, item) that won every comparison or lost every one.
 
     Under flat priors such an item's skill has no finite maximum-likelihood value.
+    ``won``: the left item's wins per row as the model scores them (default the
+    probabilities' sum; a hard or tie model's outcome counts, a tie half a win), so
+    that ``p = 0.7`` in every comparison is separated for ``kind="hard"``, not soft.
     """
-    won = comps.prob_sum
-    lost = comps.n - comps.prob_sum
+    won = comps.prob_sum if won is None else np.asarray(won, dtype=float)
+    lost = comps.n - won
     g = comps.group
     size = comps.n_contexts * comps.n_aspects * len(comps.items)
     node_l = g * len(comps.items) + comps.left

@@ -268,7 +268,7 @@ class PairwiseModel(PairwiseReports, BayesianModel):
                     f"comparisons: judge/aspect {show_values(missing)} has no comparisons; its "
                     f"discriminator is the pooled prior's (judges() shows its wide interval).",
                     UserWarning, stacklevel=4)
-        sep = separated_items(comps)
+        sep = separated_items(comps, self._observed(comps))  # as the likelihood scores
         if len(sep) and self.priors == "flat":
             warnings.warn(
                 f"{len(sep)} item(s) won or lost every comparison "
