@@ -168,6 +168,17 @@ def test_misclassification_models_warn_about_a_conflict_and_weak_identification(
     with warnings.catch_warnings():  # a good judge on consistent data: neither warning
         warnings.simplefilter("error", UserWarning)
         bj.MisclassificationModel().fit_counts(600, 1000, 88, 100, 85, 100)
+    # the rule's boundary, two standard errors (a_k = (count + 1/2) / (m + 1)): by hand,
+    # q0 + q1 = 1.10 with se 0.070 is within 2 se of 1 (warned), 1.15 with se 0.070 not
+    for tp, tn, warned in ((55, 55, True), (58, 57, False)):
+        a1, a0 = (tp + 0.5) / 101, (tn + 0.5) / 101
+        se = np.sqrt(a0 * (1 - a0) / 100 + a1 * (1 - a1) / 100)
+        assert bool((tp + tn) / 100 - 2 * se <= 1) is warned
+        assert (tp + tn) / 100 - 1 * se > 1  # a one-se rule would warn about neither
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            bj.MisclassificationModel().fit_counts(600, 1000, tp, 100, tn, 100)
+        assert any(issubclass(w.category, IdentifiabilityWarning) for w in rec) is warned
 
 
 def test_prior_only_concentration_and_margin_scale_warn():

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from bt_reference import davidson_log_probs
 
-from bayesjudge import DavidsonBT
+from bayesjudge import BTSigma, DavidsonBT
 from bayesjudge.datasets import pandalm_jury
 from bayesjudge.datasets.files import SHARED_DATA
 from bayesjudge.models.bradley_terry.centring import RATIO, spread_and_noise
@@ -69,3 +69,34 @@ def test_pandalm_jury_nuts_has_no_funnel():
     arena = DavidsonBT(discriminators=True, tie="per_judge", position_bias=True).fit(_arena())
     tau, se = spread_and_noise(arena)
     assert tau > RATIO * se, (tau, se)
+
+
+@pytest.mark.parametrize("model", [DavidsonBT(discriminators=True),
+                                   BTSigma(kind="hard")])
+def test_centred_discriminator_prior_against_scipy(model):
+    """The centred form (NUTS) is log sigma's free coordinates z ~ Normal(0, tau), tau ~
+    HalfNormal(1): its log density in tau, at fixed z and skills, by scipy (the likelihood
+    does not move with tau in this form: it sees sigma = exp(zero-sum map of z) only)."""
+    from scipy import stats
+
+    table = DavidsonBT.example_data().fit_args[0]
+    if isinstance(model, BTSigma):
+        table = table[table["outcome"] != "tie"]
+    fd = model._prepare(table)
+    model._fitting_method, model._nuts_centred = "nuts", True  # the graph fit(method="nuts") builds
+    assert model._centred()
+    graph = model._build(fd)
+    logp = graph.compile_logp()
+    point = graph.initial_point()
+    rng = np.random.default_rng(3)
+    point["discriminator_offset"] = rng.normal(0, 0.7, point["discriminator_offset"].shape)
+    z = point["discriminator_offset"]
+
+    def hand(tau):  # log tau is the sampled coordinate: its Jacobian is tau
+        return (stats.halfnorm.logpdf(tau) + np.log(tau)
+                + stats.norm.logpdf(z, 0, tau).sum())
+
+    for tau_a, tau_b in ((0.3, 1.2), (0.8, 2.5)):
+        pa = {**point, "discriminator_spread_log__": np.log(tau_a)}
+        pb = {**point, "discriminator_spread_log__": np.log(tau_b)}
+        assert logp(pa) - logp(pb) == pytest.approx(hand(tau_a) - hand(tau_b), rel=1e-9)

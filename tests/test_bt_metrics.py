@@ -191,3 +191,8 @@ def test_reliability_correlation_matches_scipy_and_aligns_series():
     assert out["n"] == 5
     with pytest.raises(DataValidationError, match="same unique"):
         reliability_correlation(rel, q.rename({"a": "z"}))
+    # ties in both (three judges of equal quality, two of equal reliability): average ranks
+    rel_t, q_t = [0.5, 2.0, 2.0, 3.0, 0.2, 1.0], [0.3, 0.5, 0.5, 0.5, 0.1, 0.4]
+    tied = reliability_correlation(rel_t, q_t)
+    assert tied["spearman"] == pytest.approx(stats.spearmanr(rel_t, q_t)[0], abs=1e-12)
+    assert tied["pearson"] == pytest.approx(stats.pearsonr(rel_t, q_t)[0], abs=1e-12)

@@ -213,6 +213,9 @@ def test_symmetry_deviation_and_consistency_hand_example():
     # with a tie band of 0.15 (ties in [0.35, 0.65]): B/tie, B/tie, tie/tie, A/A -> 2 of 4
     assert swap_consistency(p_orig, p_swap, tie_band=0.15) == pytest.approx(0.5)
     assert swap_consistency([0.6], [0.6], tie_band=0.15) == 1.0  # tie and tie
+    # deviations of both signs: the mean of |Delta|, not |mean Delta| (Section 5.2)
+    assert absolute_symmetry_deviation([0.7, 0.2], [0.6, 0.6]) == pytest.approx(0.25)
+    assert symmetry_deviation([0.7, 0.2], [0.6, 0.6]) == pytest.approx([0.3, -0.2])
 
 
 def test_unbiased_judge_has_zero_deviation_and_full_consistency():

@@ -427,6 +427,14 @@ def test_differences_and_win_table(hier_fits, systems_data):
     assert (row["system_a"], row["system_b"]) == ("system_0", "system_3")
     assert row["mean"] == pytest.approx(theta[:, 0].mean() - theta[:, 3].mean())
     assert row["prob_a_better"] < 0.01 and row["upper"] < 0
+    # every row's interval: equal-tailed quantiles of the draws' differences, at ci_prob
+    for ci in (0.95, 0.8):
+        got = model.differences(ci_prob=ci)
+        for k, (a, b) in enumerate(pairs):
+            d = theta[:, a] - theta[:, b]
+            want = np.quantile(d, [(1 - ci) / 2, (1 + ci) / 2])
+            assert got.iloc[k][["lower", "upper"]].to_numpy(float) == pytest.approx(want)
+            assert got.iloc[k]["sd"] == pytest.approx(d.std(ddof=1), rel=1e-10)
     wins = model.win_table()
     assert wins.loc["system_3", "system_0"] == pytest.approx(1 - row["prob_a_better"])
     assert np.isnan(np.diag(wins.to_numpy())).all()
