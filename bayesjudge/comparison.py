@@ -30,7 +30,9 @@ import pandas as pd
 import xarray as xr
 
 from bayesjudge.base import BayesianModel
+from bayesjudge.data.messages import PACKAGE_DIR
 from bayesjudge.engine import ConvergenceWarning
+from bayesjudge.engine.messages import warn_user
 
 __all__ = ["check_comparable", "compare", "loo"]
 
@@ -218,9 +220,9 @@ def loo(
         model._engine.set_data(fd.data, fd.coords)
     left = int(np.sum(out.pareto_k.values > out.good_k))
     if left:  # a k_threshold above ArviZ's good_k left some unreliable terms
-        warnings.warn(f"{type(model).__name__}: {left} observation(s) keep a Pareto k above "
+        warn_user(f"{type(model).__name__}: {left} observation(s) keep a Pareto k above "
                       f"{out.good_k:.2f} (k_threshold={k_threshold}): their PSIS terms are "
-                      f"unreliable; lower k_threshold to refit them.", UserWarning, stacklevel=2)
+                      f"unreliable; lower k_threshold to refit them.")
     return out
 
 
@@ -272,7 +274,7 @@ class _Refits:
             if issubclass(w.category, ConvergenceWarning):
                 warnings.warn(f"exact-LOO refit of {type(self.model).__name__} without "
                               f"observation {self.left_out}: {w.message}", ConvergenceWarning,
-                              stacklevel=2)
+                              skip_file_prefixes=(PACKAGE_DIR,))
         return refit
 
     def get_inference_data(self, fitted_model):

@@ -225,3 +225,24 @@ def test_pymc_only_in_the_engine_the_models_and_the_contract():
             if top in ("pymc", "pytensor", "nutpie") and not me.startswith(allowed):
                 wrong.append(f"{me} line {line}: {module}")
     assert not wrong, wrong
+
+
+def test_warnings_point_at_the_callers_line():
+    """Every ``warnings.warn`` of the library skips the package's own frames
+    (``skip_file_prefixes``, or ``engine.messages.warn_user``), so a warning names the
+    line of the user's code that called it however deep the check sits. A fixed
+    ``stacklevel`` went wrong as calls were nested: until 2026-11-29 the BT family's
+    position-bias warning pointed past the caller (``sys:1``), and warnings raised under
+    the study harnesses or ``TemperatureScaling.fit`` named library lines. The command
+    line's own re-emission (``cli/calibrate.py``) is the one exception."""
+    bad = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "warn"
+                    and getattr(node.func.value, "id", None) == "warnings"
+                    and "skip_file_prefixes" not in {k.arg for k in node.keywords}
+                    and rel != "cli/calibrate.py"):
+                bad.append(f"{rel}:{node.lineno}")
+    assert not bad, f"warnings.warn without skip_file_prefixes (use warn_user): {bad}"

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge.data.counts import COUNT, apply_counts, warn_unused_columns
-from bayesjudge.data.messages import DataValidationError, show_rows, show_values
+from bayesjudge.data.messages import PACKAGE_DIR, DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import BINARY, Labels, check_no_missing, require_frame
 from bayesjudge.data.vocabulary import label_key
 
@@ -381,7 +381,7 @@ def calibration_targets(out: JudgeOutputs, labels) -> tuple[np.ndarray, np.ndarr
             warnings.warn(
                 f"{int(only_ties.sum())} judged item(s) have only tie annotations and do not "
                 f"inform the calibration (ties are left out, as in the paper's calibration "
-                f"metrics).", UserWarning, stacklevel=4)
+                f"metrics).", UserWarning, skip_file_prefixes=(PACKAGE_DIR,))
         check_both_classes(success, trials, "the calibration annotations")
         return success.astype(np.int64), trials.astype(np.int64)
     lab = labels

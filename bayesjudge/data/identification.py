@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from bayesjudge.data.messages import DataValidationError, show_values
+from bayesjudge.data.messages import PACKAGE_DIR, DataValidationError, show_values
 
 #: Largest number of skill cells + judges checked (a dense eigendecomposition of A'A).
 MAX_COLUMNS = 2000
@@ -68,8 +68,7 @@ def unidentified_biases(left: np.ndarray, right: np.ndarray, judge: np.ndarray,
 
 
 def check_position_biases(left: np.ndarray, right: np.ndarray, judge: np.ndarray,
-                          n_cells: int, judges, flat: bool, who: str | None = None,
-                          stacklevel: int = 4) -> np.ndarray:
+                          n_cells: int, judges, flat: bool, who: str | None = None) -> np.ndarray:
     """Refuse (``flat``: the flat prior of ``position_bias``) or warn about the judges
     whose position bias the design does not identify (:func:`unidentified_biases`).
 
@@ -93,7 +92,8 @@ def check_position_biases(left: np.ndarray, right: np.ndarray, judge: np.ndarray
                                   f"no estimate. {fix}.")
     warnings.warn(f"{who} {why}: it and the skills' share of it come from the prior "
                   f"(its interval is the prior's, and the skills' intervals are widened by "
-                  f"it). {fix}.", UserWarning, stacklevel=stacklevel)
+                  f"it). {fix}.", UserWarning,
+                  skip_file_prefixes=(PACKAGE_DIR,))
     return bad
 
 
@@ -108,7 +108,7 @@ def position_bias_state(model, comps, left: np.ndarray, right: np.ndarray,
     if not getattr(model, "position_bias", False):
         return {}
     bad = check_position_biases(left, right, comps.judge, n_cells, comps.judges,
-                                model._is_flat("position_bias"), stacklevel=5)
+                                model._is_flat("position_bias"))
     identified = np.ones(len(comps.judges), dtype=bool)
     identified[bad] = False
     return {"position_bias_identified": identified.tolist()}

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge.data.counts import mark_info_columns
+from bayesjudge.data.messages import PACKAGE_DIR
 from bayesjudge.datasets.pandalm import load_pandalm
 from bayesjudge.datasets.wmt23 import load_wmt23_sxs, wmt23_preferences
 
@@ -91,7 +92,7 @@ def pandalm_jury(
                 f"pandalm_jury: skipped {int((~ok).sum())} unparsable {col} verdict(s) of "
                 f"{len(data)} items.",
                 UserWarning,
-                stacklevel=2,
+                skip_file_prefixes=(PACKAGE_DIR,),
             )
         vote = data.loc[ok, col].to_numpy(np.int64)
         item = data.loc[ok, "item"].astype(str).to_numpy(object)

@@ -19,6 +19,7 @@ import pandas as pd
 
 from bayesjudge.data import DataValidationError
 from bayesjudge.data.counts import mark_info_columns
+from bayesjudge.data.messages import PACKAGE_DIR
 from bayesjudge.datasets.files import read_json, resolve_data_file
 
 __all__ = [
@@ -203,7 +204,7 @@ def pandalm_votes(
                 f"pandalm_votes: skipped {int((~ok).sum())} unparsable {judge} verdict(s) "
                 f"of {len(data)} items.",
                 UserWarning,
-                stacklevel=2,
+                skip_file_prefixes=(PACKAGE_DIR,),
             )
         frames.append(
             pd.DataFrame(
@@ -263,7 +264,7 @@ def pandalm_battles(
             warnings.warn(
                 f"pandalm_battles: skipped {sum(skipped.values())} unparsable verdict(s) "
                 f"({', '.join(f'{j}: {k}' for j, k in skipped.items() if k)}) of "
-                f"{len(data)} battles.", UserWarning, stacklevel=2)
+                f"{len(data)} battles.", UserWarning, skip_file_prefixes=(PACKAGE_DIR,))
         frames.append(pd.DataFrame({"battle": votes["item"].to_numpy(),
                                     "judge": votes["judge"].to_numpy(),
                                     "vote": votes["vote"].to_numpy()}))
@@ -353,7 +354,7 @@ def pandalm_judgments(
             f"pandalm_judgments: skipped {sum(n_bad.values())} row(s) with an unparsable "
             f"{judge} verdict ({', '.join(f'{s}: {k}' for s, k in n_bad.items() if k)}).",
             UserWarning,
-            stacklevel=2,
+            skip_file_prefixes=(PACKAGE_DIR,),
         )
     frames = []
     for s in systems:

@@ -20,7 +20,7 @@ import pandas as pd
 
 from bayesjudge.data import DataValidationError
 from bayesjudge.data.counts import mark_info_columns
-from bayesjudge.data.messages import show_values
+from bayesjudge.data.messages import PACKAGE_DIR, show_values
 from bayesjudge.datasets.csv_files import check_values, find_csv, read_csv_strings
 
 __all__ = ["POSITION_BIAS_BENCHMARKS", "position_bias_rep", "position_bias_rep_winrates"]
@@ -125,7 +125,7 @@ def position_bias_rep(
                 "unparsed='keep' keeps them with a missing outcome, 'drop' drops them "
                 "silently.",
                 UserWarning,
-                stacklevel=2,
+                skip_file_prefixes=(PACKAGE_DIR,),
             )
         df, missing = df[~missing], missing[~missing]
     out = pd.DataFrame(

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge.data.counts import mark_info_columns
+from bayesjudge.data.messages import PACKAGE_DIR
 from bayesjudge.datasets.pandalm import PANDALM_JUDGES, load_pandalm
 from bayesjudge.datasets.wmt23 import wmt23_preferences
 
@@ -102,7 +103,7 @@ def pandalm_judge_outputs(
         warnings.warn(
             "pandalm_judge_outputs: left out unparsable verdicts "
             f"({', '.join(f'{j}: {k}' for j, k in n_bad.items() if k)} of {len(data)} items); "
-            "see attrs['unparsable_items'].", UserWarning, stacklevel=2)
+            "see attrs['unparsable_items'].", UserWarning, skip_file_prefixes=(PACKAGE_DIR,))
     out = pd.concat(frames, ignore_index=True)
     out.attrs = {"n_unparsable": n_bad, "unparsable_items": bad_items}
     return mark_info_columns(out, ["verdict"])

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from bayesjudge.data.messages import PACKAGE_DIR
 from bayesjudge.estimators.bias_adjusted import rogan_gladen_rates
 from bayesjudge.estimators.validation import (
     Float,
@@ -213,7 +214,7 @@ def lang_reiczigel_interval(
             'bayesjudge.MisclassificationModel (method="nuts"), which gives a sensible '
             "interval there; the field at_boundary marks these results.",
             BoundaryWarning,
-            stacklevel=2,
+            skip_file_prefixes=(PACKAGE_DIR,),
         )
     return LangReiczigelInterval(*(as_output(x) for x in fields))
 

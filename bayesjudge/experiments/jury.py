@@ -27,6 +27,7 @@ import pandas as pd
 from bayesjudge.constants import CI_PROB
 from bayesjudge.data import DataValidationError, check_ci_prob
 from bayesjudge.data.frames import as_pandas
+from bayesjudge.data.messages import PACKAGE_DIR
 from bayesjudge.datasets import simulate_jury
 from bayesjudge.engine import FitError
 from bayesjudge.experiments.runner import (
@@ -215,7 +216,7 @@ def jury_simulation_study(
             f"jury_simulation_study: {int(failed.sum())} of {len(reps)} fits failed and "
             f"{int((reps['warnings'] != '').sum())} raised warnings; see the study's "
             f"replications['error'] and ['warnings'] (failed fits are left out of summary()).",
-            UserWarning, stacklevel=2)
+            UserWarning, skip_file_prefixes=(PACKAGE_DIR,))
     settings = dict(n_rep=n_rep, models={k: (cls.__name__, dict(kw)) for k, (cls, kw)
                                          in specs.items()},
                     simulate=simulate if callable(simulate) else sim_kwargs, method=method,

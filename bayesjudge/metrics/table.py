@@ -28,6 +28,7 @@ from bayesjudge.data.annotations import (
     validate_judge_outputs,
 )
 from bayesjudge.data.frames import as_pandas
+from bayesjudge.data.messages import PACKAGE_DIR
 from bayesjudge.data.vocabulary import ONE_JUDGE
 from bayesjudge.metrics.calibration import (
     agreement,
@@ -89,7 +90,7 @@ def _rows(judge, metric_fns, n_boot, ci_prob, random_seed):
         if arrays[0].shape[0] == 0:
             warnings.warn(
                 f"judge {judge!r}: no item qualifies for '{name}' (e.g. every majority label "
-                "is a tie); its row is NaN.", stacklevel=3,
+                "is a tie); its row is NaN.", skip_file_prefixes=(PACKAGE_DIR,),
             )
             rows.append((judge, name, np.nan, np.nan, np.nan, 0))
             continue

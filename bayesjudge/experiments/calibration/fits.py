@@ -20,6 +20,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from bayesjudge.data import DataValidationError, Labels, VoteCounts
+from bayesjudge.data.messages import PACKAGE_DIR
 from bayesjudge.engine import FitError
 from bayesjudge.experiments.calibration.splits import calibration_size, draw_split
 from bayesjudge.experiments.runner import Executor, check_positive_int, run_tasks
@@ -148,7 +149,7 @@ def run_splits(
 
 
 def warn_failures(
-    failures: pd.DataFrame, on_failure: str, n_splits: int, stacklevel: int, who: str = ""
+    failures: pd.DataFrame, on_failure: str, n_splits: int, who: str = ""
 ) -> None:
     """One UserWarning summarising the failed Davidson fits of a run (none if none failed).
 
@@ -160,8 +161,6 @@ def warn_failures(
         What was done with the failed splits.
     n_splits : int
         Splits requested.
-    stacklevel : int
-        Stack level of the caller to blame, as for :func:`warnings.warn` called there.
     who : str, optional
         Prefix of the message, e.g. ``"rater 'a': "``.
     """
@@ -177,7 +176,7 @@ def warn_failures(
         f"{what}. See result.failures (e.g. a calibration set without tie labels: raise "
         f"calibration_fraction).",
         UserWarning,
-        stacklevel=stacklevel + 1,
+        skip_file_prefixes=(PACKAGE_DIR,),
     )
 
 

@@ -28,6 +28,7 @@ from bayesjudge.data import (
     validate_votes,
 )
 from bayesjudge.data.frames import as_pandas
+from bayesjudge.data.messages import PACKAGE_DIR
 from bayesjudge.experiments.calibration.fits import OnFailure, run_splits, warn_failures
 from bayesjudge.experiments.runner import Executor, Seed, check_positive_int
 
@@ -100,7 +101,7 @@ def leave_one_rater_out(
             f"leave_one_rater_out: {n_no_votes} rated item(s) have no judge votes and are "
             "left out of every rater's comparison.",
             UserWarning,
-            stacklevel=2,
+            skip_file_prefixes=(PACKAGE_DIR,),
         )
         table = table[table["item"].isin(counts_all.items)]
     raters = np.sort(pd.unique(table["rater"]))
@@ -129,7 +130,7 @@ def leave_one_rater_out(
             np.random.default_rng(seeds[r]), dict(model_kwargs or {}), progressbar,
             on_failure, max_resamples, executor, desc=f"rater {rater}",
         )
-        warn_failures(run.failures, on_failure, n_splits, stacklevel=2, who=f"rater {rater!r}: ")
+        warn_failures(run.failures, on_failure, n_splits, who=f"rater {rater!r}: ")
         pa = {
             m: (run.pred[m] == run.y).mean(axis=1)
             for m in ("davidson", "human", "majority_vote")

@@ -34,6 +34,7 @@ from bayesjudge.data import (
     validate_votes,
 )
 from bayesjudge.data.frames import as_pandas
+from bayesjudge.data.messages import PACKAGE_DIR
 from bayesjudge.experiments.calibration.fits import OnFailure, SplitRun, run_splits, warn_failures
 from bayesjudge.experiments.calibration.result import SplitProtocolResult
 from bayesjudge.experiments.calibration.significance import top_cluster
@@ -152,7 +153,7 @@ def split_protocol(
         warnings.warn(
             f"split_protocol: {n_unlabelled} voted item(s) have no label and are not scored.",
             UserWarning,
-            stacklevel=2,
+            skip_file_prefixes=(PACKAGE_DIR,),
         )
     has_confidence = raw_votes is not None and "confidence" in raw_votes.columns
     methods = _resolve_methods(methods, has_confidence, counts)
@@ -165,7 +166,7 @@ def split_protocol(
         dict(model_kwargs or {}), progressbar, on_failure, max_resamples, executor,
         desc="calibration splits",
     )
-    warn_failures(run.failures, on_failure, n_splits, stacklevel=2)
+    warn_failures(run.failures, on_failure, n_splits)
 
     abs_error = {m: np.abs(run.pred[m] - run.y).astype(float) for m in methods}
     correct = {m: run.pred[m] == run.y for m in methods}

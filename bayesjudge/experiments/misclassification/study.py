@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 from bayesjudge.data import DataValidationError, show_values, validate_judgment_counts
 from bayesjudge.data.frames import as_pandas
+from bayesjudge.data.messages import PACKAGE_DIR
 from bayesjudge.engine import ConvergenceWarning, FitError
 from bayesjudge.estimators import check_alpha, lang_reiczigel_rates, wald_interval
 from bayesjudge.experiments.misclassification.result import (
@@ -352,7 +353,7 @@ def _warn_fits(diagnostics: pd.DataFrame) -> None:
             f"{first[:160]}); see .diagnostics['error']. A larger calibration_fraction gives "
             f"every split calibration rows of both classes.",
             UserWarning,
-            stacklevel=3,
+            skip_file_prefixes=(PACKAGE_DIR,),
         )
     bad = int(diagnostics["convergence_warning"].sum())
     if bad:
@@ -360,5 +361,5 @@ def _warn_fits(diagnostics: pd.DataFrame) -> None:
             f"{bad} of {len(diagnostics)} hierarchical fits raised a NUTS ConvergenceWarning "
             f"(see .diagnostics); raise draws/tune if the intervals matter.",
             ConvergenceWarning,
-            stacklevel=3,
+            skip_file_prefixes=(PACKAGE_DIR,),
         )

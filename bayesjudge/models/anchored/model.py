@@ -226,8 +226,7 @@ class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
             check_position_biases(
                 cells.left, cells.right, np.zeros(len(cells.left), dtype=np.int64),
                 len(battles.items), [self.reference], self._is_flat("position_bias"),
-                who=f"comparisons: the position bias of the reference {self.reference!r}",
-                stacklevel=5)
+                who=f"comparisons: the position bias of the reference {self.reference!r}")
         data = cells.graph_data(n_j)
         self._state_ = state_of(battles, cells)
         coords = {"item": battles.items.tolist(), "judge": battles.judges.tolist(),

@@ -20,7 +20,6 @@ aspects.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -39,6 +38,7 @@ from bayesjudge.data.comparisons import (
 )
 from bayesjudge.data.identification import position_bias_state
 from bayesjudge.data.symmetrization import symmetrized_cells
+from bayesjudge.engine.messages import warn_user
 from bayesjudge.models.bradley_terry.centring import centred_for_nuts
 from bayesjudge.models.bradley_terry.core import (
     MAX_LL_UNITS,
@@ -222,11 +222,11 @@ class PairwiseModel(PairwiseReports, BayesianModel):
                     f"{' and '.join(flat)} (priors='flat') their {what} has no finite value. "
                     f"Fix: use the default priors (their {what} then comes from the prior), "
                     f"drop their rows, or use a model without per-judge parameters.")
-            warnings.warn(
+            warn_user(
                 f"comparisons.judge: judge(s) {show_values(list(bad))} called every comparison "
                 f"a tie (or gave p = 0.5 throughout): the data alone give their {what} no "
                 f"finite value, so it comes from the prior (judges() shows it with a wide "
-                f"interval); they carry no ranking information.", UserWarning, stacklevel=4)
+                f"interval); they carry no ranking information.")
         if self._ties:
             # no tie at all (per judge with tie="per_judge"): the tie logit's MLE is -inf
             ties = np.bincount(comps.judge, weights=comps.outcomes[:, 1],
@@ -243,11 +243,11 @@ class PairwiseModel(PairwiseReports, BayesianModel):
                     f"comes from the prior and the data), or a model without ties "
                     f"(BradleyTerry(kind='hard')).")
             if len(none):
-                warnings.warn(
+                warn_user(
                     f"{who}: the data bound the tie logit from above only, so its lower end "
                     f"(how rarely a tie occurs) comes from its prior. Ties do not move the "
                     f"ranking here; for outcomes that cannot tie, BradleyTerry(kind='hard') "
-                    f"has no tie parameter.", UserWarning, stacklevel=4)
+                    f"has no tie parameter.")
         if getattr(self, "per_aspect", False) and comps.aspects is None:
             raise DataValidationError(
                 "comparisons has no aspect column, but per_aspect=True asks for one "
@@ -264,26 +264,25 @@ class PairwiseModel(PairwiseReports, BayesianModel):
                     f"Fix: use the default priors (it is then pooled with the other judges), "
                     f"or per_aspect=False.")
             if missing:
-                warnings.warn(
+                warn_user(
                     f"comparisons: judge/aspect {show_values(missing)} has no comparisons; its "
-                    f"discriminator is the pooled prior's (judges() shows its wide interval).",
-                    UserWarning, stacklevel=4)
+                    f"discriminator is the pooled prior's (judges() shows its wide interval).")
         sep = separated_items(comps, self._observed(comps))  # as the likelihood scores
         if len(sep) and self.priors == "flat":
-            warnings.warn(
+            warn_user(
                 f"{len(sep)} item(s) won or lost every comparison "
                 f"{show_values(list(sep['item']))}: under priors='flat' their skill has no "
                 f"finite maximum-likelihood value (the MAP runs off to a large number). Use "
-                f"the default priors for a finite estimate.", UserWarning, stacklevel=4)
+                f"the default priors for a finite estimate.")
         elif len(sep):
             said = [f"{'won' if w else 'lost'} all: {show_values(list(part['item']))}"
                     for w, part in sep.groupby("won_all", sort=False)]
-            warnings.warn(
+            warn_user(
                 f"{len(sep)} item(s) won or lost every comparison ({'; '.join(said)}): the "
                 f"data bound their skill on one side only, so its far end (the upper end of "
                 f"a winner's interval, the lower of a loser's) and its distance to the others "
                 f"come from the skill prior, not the comparisons. Their rank is informative; "
-                f"read the skill gap as 'at least'.", UserWarning, stacklevel=4)
+                f"read the skill gap as 'at least'.")
 
     def _laplace_blocks(self, fd: FitData, engine) -> np.ndarray:
         """Ranking group of each free skill coordinate (``skill_z``), -1 for the rest.

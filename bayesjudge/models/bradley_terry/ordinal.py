@@ -12,7 +12,6 @@ arXiv:2406.11939) are its default levels. Pieces: :mod:`~bayesjudge.data.graded`
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 from typing import Literal
 
@@ -26,6 +25,7 @@ from bayesjudge.data import DataValidationError, show_values
 from bayesjudge.data.comparisons import Comparisons, all_tie_judges
 from bayesjudge.data.graded import check_levels, validate_graded
 from bayesjudge.data.identification import position_bias_state
+from bayesjudge.engine.messages import warn_user
 from bayesjudge.models.bradley_terry.base import PairwiseModel
 from bayesjudge.models.bradley_terry.core import (
     MAX_LL_UNITS,
@@ -292,21 +292,21 @@ class OrdinalBT(OrdinalReports, PairwiseModel):
                     raise DataValidationError(
                         f"{text} (priors='flat'). Fix: use the default priors, drop their "
                         f"rows, or discriminators=False.")
-                warnings.warn(f"{text}, so it comes from the prior (judges() shows it with a "
-                              f"wide interval).", UserWarning, stacklevel=4)
+                warn_user(f"{text}, so it comes from the prior (judges() shows it with a "
+                              f"wide interval).")
         used = np.zeros((len(comps.judges), len(levels)), dtype=bool)
         np.logical_or.at(used, comps.judge, counts > 0)
         per_judge = self.per_judge_cutpoints and len(comps.judges) > 1
         unused = [f"{comps.judges[j]}: {levels[m]}" for j, m in zip(*np.nonzero(~used))] \
             if per_judge else [levels[m] for m in np.flatnonzero(~used.any(axis=0))]
         if unused:
-            warnings.warn(
+            warn_user(
                 f"comparisons.outcome: level(s) {show_values(unused)} never observed"
                 f"{' (per judge)' if per_judge else ''}: the cut points beside them have no "
                 f"finite maximum-likelihood value (an unused outer level pushes its cut point "
                 f"to infinity, an unused inner level its gap to 0), so they come from the "
                 f"prior (under priors='flat' the MAP runs off). Fix: fewer levels, or "
-                f"per_judge_cutpoints=False.", UserWarning, stacklevel=4)
+                f"per_judge_cutpoints=False.")
         if self.priors == "flat":
             top = counts[:, -1] == comps.n
             bottom = counts[:, 0] == comps.n
@@ -318,12 +318,11 @@ class OrdinalBT(OrdinalReports, PairwiseModel):
             worst = np.bincount(nl, bottom, size) + np.bincount(nr, top, size)
             sep = np.flatnonzero((seen > 0) & ((best == seen) | (worst == seen)))
             if len(sep):
-                warnings.warn(
+                warn_user(
                     f"{len(sep)} item(s) got the most extreme level in every comparison "
                     f"{show_values(list(comps.items[sep % n_items]))}: under priors='flat' "
                     f"their skill has no finite maximum-likelihood value (the MAP runs off "
-                    f"to a large number). Use the default priors for a finite estimate.",
-                    UserWarning, stacklevel=4)
+                    f"to a large number). Use the default priors for a finite estimate.")
 
     # -- graph --------------------------------------------------------------------------
     def _build(self, fd: FitData) -> pm.Model:

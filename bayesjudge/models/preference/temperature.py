@@ -20,8 +20,6 @@ label, so this conditional likelihood is exact).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pymc as pm
@@ -40,6 +38,7 @@ from bayesjudge.data.annotations import (
     separated,
     validate_judge_outputs,
 )
+from bayesjudge.engine.messages import warn_user
 from bayesjudge.priors import Prior
 
 __all__ = ["CERTAINTIES", "TemperatureScaling"]
@@ -242,8 +241,8 @@ class TemperatureScaling(BayesianModel):
             if self.priors == "flat":
                 raise DataValidationError(msg + "; under priors='flat' T has no maximum. Fix: "
                                           "pass unrounded probabilities, or default priors.")
-            warnings.warn(msg + ": its posterior is its prior. The exact 0 / 1 outputs are "
-                          "calibrated by their own categories.", UserWarning, stacklevel=3)
+            warn_user(msg + ": its posterior is its prior. The exact 0 / 1 outputs are "
+                          "calibrated by their own categories.")
         if self.priors == "flat" and separated(x[finite], s[finite], n[finite], self.bias):
             raise DataValidationError(  # T -> 0: no finite maximum-likelihood T
                 f"outputs.prob: {'a threshold' if self.bias else '1/2'} splits the labels A from "
@@ -321,12 +320,12 @@ class TemperatureScaling(BayesianModel):
                   if rows.any() and CERTAINTIES[v] not in draws]
         if unseen:
             priors = {CERTAINTIES[v]: self._beta_posterior(CERTAINTIES[v]) for v in unseen}
-            warnings.warn(
+            warn_user(
                 f"prob holds exact {unseen} but the fit saw no such output: their calibrated "
                 f"probability is their category's prior ("
                 f"{', '.join(f'{k}: Beta({a:g}, {b:g})' for k, (a, b) in priors.items())}; "
                 f"Beta(1, 1) is 0.5 with a 95% interval [0.025, 0.975]). Fit on data with such "
-                f"outputs to calibrate them.", UserWarning, stacklevel=4)
+                f"outputs to calibrate them.")
             rng = np.random.default_rng(self.random_seed)
             draws = dict(draws)
             for v in unseen:
