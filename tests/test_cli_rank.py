@@ -284,3 +284,21 @@ def test_a_flagged_global_tie_flags_the_judges_rows_without_naming_parameters(fi
             model.summarize()
         out = add_tie_columns(model, judges, 0.95)
     assert not out["laplace_ok"].any() and judges["laplace_ok"].all()
+
+
+def test_position_bias_identification_reaches_the_judges_file(files, tmp_path, capsys):
+    # judge "j-1" sees every pair in both orders; "base" is always shown on the left to the
+    # second judge only, so that judge's bias is the prior's: a warning line and a False
+    hard = pd.read_csv(files / "hard.csv", dtype=str, keep_default_na=False)
+    both = hard[hard["judge"] == "j-1"]
+    base = pd.DataFrame({"judge": "one-order", "left": "base", "right": ITEMS,
+                         "outcome": ["left", "right", "tie", "left", "right"]})
+    pd.concat([both, base]).to_csv(tmp_path / "c.csv", index=False)
+    out, judges = tmp_path / "r.csv", tmp_path / "j.csv"
+    assert main(["rank", str(tmp_path / "c.csv"), "--model", "davidson-bt",
+                 "--position-bias", "--out", str(out), "--judges", str(judges)]) == 0
+    err = capsys.readouterr().err
+    assert "warning:" in err and "['one-order'] is not identified" in err
+    table = _read_exact(judges).set_index("judge")
+    assert table["position_bias_identified"].astype(str).to_dict() == {
+        "j-1": "True", "one-order": "False"}

@@ -74,7 +74,9 @@ output
                nuts) with its %(pct)s interval (--level), rank (1 = best) with its
                interval, P(best) and its Monte Carlo error p_best_mcse. --judges writes
                each judge's discriminator sigma_k and reliability 1/sigma_k (and tie /
-               bias parameters) with intervals; davidson-bt adds tie_logit = log nu and
+               bias parameters) with intervals (--position-bias: position_bias_identified
+               False where the design leaves a judge's bias to the prior, e.g. a
+               baseline always on the left); davidson-bt adds tie_logit = log nu and
                p_tie_equal = nu / (2 + nu), P(tie) between equal skills (--tie global:
                one value, repeated on every judge). --method map gives a Laplace
                approximation around the MAP; --method nuts the full posterior.
