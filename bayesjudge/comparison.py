@@ -30,7 +30,6 @@ import pandas as pd
 import xarray as xr
 
 from bayesjudge.base import BayesianModel
-from bayesjudge.data.messages import PACKAGE_DIR
 from bayesjudge.engine import ConvergenceWarning
 from bayesjudge.engine.messages import warn_user
 
@@ -221,8 +220,8 @@ def loo(
     left = int(np.sum(out.pareto_k.values > out.good_k))
     if left:  # a k_threshold above ArviZ's good_k left some unreliable terms
         warn_user(f"{type(model).__name__}: {left} observation(s) keep a Pareto k above "
-                      f"{out.good_k:.2f} (k_threshold={k_threshold}): their PSIS terms are "
-                      f"unreliable; lower k_threshold to refit them.")
+                  f"{out.good_k:.2f} (k_threshold={k_threshold}): their PSIS terms are "
+                  f"unreliable; lower k_threshold to refit them.")
     return out
 
 
@@ -272,9 +271,8 @@ class _Refits:
             refit.fit(**self.settings)
         for w in caught:  # data checks already warned on the full data; convergence did not
             if issubclass(w.category, ConvergenceWarning):
-                warnings.warn(f"exact-LOO refit of {type(self.model).__name__} without "
-                              f"observation {self.left_out}: {w.message}", ConvergenceWarning,
-                              skip_file_prefixes=(PACKAGE_DIR,))
+                warn_user(f"exact-LOO refit of {type(self.model).__name__} without "
+                          f"observation {self.left_out}: {w.message}", ConvergenceWarning)
         return refit
 
     def get_inference_data(self, fitted_model):

@@ -293,7 +293,7 @@ class OrdinalBT(OrdinalReports, PairwiseModel):
                         f"{text} (priors='flat'). Fix: use the default priors, drop their "
                         f"rows, or discriminators=False.")
                 warn_user(f"{text}, so it comes from the prior (judges() shows it with a "
-                              f"wide interval).")
+                          f"wide interval).")
         used = np.zeros((len(comps.judges), len(levels)), dtype=bool)
         np.logical_or.at(used, comps.judge, counts > 0)
         per_judge = self.per_judge_cutpoints and len(comps.judges) > 1

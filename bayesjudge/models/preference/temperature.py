@@ -242,7 +242,7 @@ class TemperatureScaling(BayesianModel):
                 raise DataValidationError(msg + "; under priors='flat' T has no maximum. Fix: "
                                           "pass unrounded probabilities, or default priors.")
             warn_user(msg + ": its posterior is its prior. The exact 0 / 1 outputs are "
-                          "calibrated by their own categories.")
+                      "calibrated by their own categories.")
         if self.priors == "flat" and separated(x[finite], s[finite], n[finite], self.bias):
             raise DataValidationError(  # T -> 0: no finite maximum-likelihood T
                 f"outputs.prob: {'a threshold' if self.bias else '1/2'} splits the labels A from "
