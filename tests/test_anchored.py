@@ -441,7 +441,8 @@ def test_a_wide_battle_table_is_refused_with_the_code_that_makes_it_long():
     wide = pd.DataFrame({"battle": ["1", "2"], "left": ["a", "b"], "right": ["b", "a"],
                          "human": ["left", None], "gpt-4": ["tie", "right"]})
     with pytest.raises(DataValidationError, match=r"no outcome column\. Columns \['human', "
-                       r"'gpt-4'\] hold .* df\.melt\(id_vars=\['battle', 'left', 'right'\]"):
+                       r"'gpt-4'\] hold .* with bayesjudge\.data\.comparisons_table\(df, "
+                       r"judge_columns=\['human', 'gpt-4'\]\)"):
         bj.AnchoredBT().fit(wide)
 
 
@@ -460,10 +461,9 @@ def test_a_wide_battle_table_is_refused_with_the_code_that_makes_it_long():
     ("battle,left,right,outcome\n1,a,b,left\n", [], "needs a judge column"),
     # arena_ppr's battles_wide.csv: one verdict column per judge
     ("item,left,right,human,gpt-4\n1,a,b,left,tie\n", ["--columns", "item=battle"],
-     "needs a judge column (the reference's rows and the other judges' verdicts on the "
-     "same battles); FILE has ['item', 'left', 'right', 'human', 'gpt-4']. Fix: add one, or "
-     "map yours with --columns THEIRS=judge. Columns ['human', 'gpt-4'] hold left / right / "
-     "tie verdicts: a wide table with one column per judge."),
+     "FILE has no outcome (or prob) column, and its columns ['human', 'gpt-4'] hold left / "
+     "right / tie verdicts: a wide file with one column per judge. Fix: --judge-columns "
+     "human,gpt-4."),
     ("battle,judge,left,right,outcome\n1,human ,a,b,left\n1,gpt,a,b,left\n", [],
      "('human ' differs only in letter case, spaces or type) (ids are compared exactly, "
      "e.g. 1 != '1'). Fix: pass one of them with --reference."),

@@ -110,7 +110,8 @@ def test_a_question_id_taken_for_a_context_is_named_with_an_example():
 @pytest.mark.filterwarnings("ignore::bayesjudge.data.counts.UnusedColumnWarning")
 def test_a_wide_table_of_verdicts_gets_the_code_that_makes_it_long():
     """arena_ppr's battles_wide layout (one outcome column per judge): the error names the
-    verdict columns and gives a melt that runs and validates (not the added judge column)."""
+    verdict columns and gives the call that makes it long, which runs and validates (not
+    the added judge column)."""
     import re
 
     wide = pd.DataFrame({"battle": ["0", "1", "2"], "left": ["a", "b", "c"],
@@ -121,8 +122,12 @@ def test_a_wide_table_of_verdicts_gets_the_code_that_makes_it_long():
     msg = str(err.value)
     assert "it has ['battle', 'left', 'right', 'human', 'gpt-4']" in msg
     assert "Columns ['human', 'gpt-4'] hold left / right / tie verdicts" in msg
-    code = re.search(r"(df\.melt\(.*\)\.dropna\(subset=\['outcome'\]\))", msg).group(1)
-    long = eval(code, {"df": wide})  # the message's own fix
+    code = re.search(r"(bayesjudge\.data\.comparisons_table\(df, judge_columns=\[.*?\]\))",
+                     msg).group(1)
+    assert "--judge-columns human,gpt-4)" in msg
+    import bayesjudge
+
+    long = eval(code, {"df": wide, "bayesjudge": bayesjudge})  # the message's own fix
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # battle is not used by the family
         comps = validate_comparisons(long)

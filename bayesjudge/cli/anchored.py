@@ -21,7 +21,9 @@ def check_battle_column(raw, comparisons, args: argparse.Namespace) -> None:
 
     cols = [str(c) for c in raw.columns]
     if "battle" in comparisons.columns:
-        if "judge" not in raw.columns and "judge" not in (args.columns or {}).values():
+        if "judge" not in comparisons.columns or (
+                args.judge_columns is None and "judge" not in raw.columns
+                and "judge" not in (args.columns or {}).values()):
             raise UsageError(f"--model anchored needs a judge column (the reference's rows "
                              f"and the other judges' verdicts on the same battles); "
                              f"{args.comparisons!r} has {cols}. Fix: add one, or map yours "
@@ -42,8 +44,9 @@ def check_battle_column(raw, comparisons, args: argparse.Namespace) -> None:
                      f"{cols}: {hint}.")
 
 
-def run_anchored(args: argparse.Namespace, comparisons) -> int:
-    """Fit :class:`bayesjudge.AnchoredBT` on a battle table and write its tables."""
+def run_anchored(args: argparse.Namespace, comparisons, notes: list[str]) -> int:
+    """Fit :class:`bayesjudge.AnchoredBT` on a battle table and write its tables
+    (``notes``: what was mapped on reading, printed as the other models' are)."""
     from bayesjudge import AnchoredBT
 
     effects = args.judge_effects is not False  # on unless --no-judge-effects
@@ -65,6 +68,8 @@ def run_anchored(args: argparse.Namespace, comparisons) -> int:
     print(f"AnchoredBT ({args.method}) on {len(comparisons)} rows: {st['n_battles']} battles, "
           f"{st['n_reference']} judged by the reference {reference!r}; {len(ranking)} "
           f"items ({sets}):")
+    for note in notes:
+        print(f"  ({note})")
     print(ranking.to_string(**fmt))
     if len(judges):
         print("judges (confusion P(verdict | reference outcome), agreement, worth in "

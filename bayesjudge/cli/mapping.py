@@ -31,6 +31,11 @@ your own column names and labels (a Chatbot Arena export needs neither)
   %(one)r. Other columns (question_id, ...) are ignored: a question id is not a
   context (one battle per context would leave nothing to compare; a context column
   of such ids is refused).
+  --judge-columns COL,...       a wide file, one verdict column per judge (arena_ppr's
+                                battles_wide.csv): each row becomes one row per judge
+                                with a verdict, the column's name its judge id; an
+                                empty cell is a verdict not given. --judge-values prob
+                                if the columns hold P(left beats right)
 """ % {"roles": ", ".join(COLUMN_ROLES), "one": ONE_JUDGE}
 
 #: The comparisons table's id columns (the file's columns of these names, or mapped to them).
@@ -75,6 +80,12 @@ def add_mapping_options(parser) -> None:
     parser.add_argument("--outcomes", default=None, metavar="LABEL=OUTCOME,...",
                         help="map your verdict labels to left / right / tie, e.g. "
                         "A=left,B=right,C=tie (see below)")
+    parser.add_argument("--judge-columns", default=None, metavar="COL,...",
+                        help="a wide file: these columns hold one judge's verdicts each "
+                        "(the column's name is the judge id; see below)")
+    parser.add_argument("--judge-values", choices=("outcome", "prob"), default=None,
+                        help="with --judge-columns: verdict labels (outcome, default) or "
+                        "P(left beats right) (prob)")
 
 
 def check_mapping_options(args: argparse.Namespace) -> None:
@@ -83,6 +94,32 @@ def check_mapping_options(args: argparse.Namespace) -> None:
                                  "model_x=left,model_y=right,verdict=outcome")
     args.outcomes = parse_mapping(args.outcomes, "--outcomes", ("left", "right", "tie"),
                                   "A=left,B=right,C=tie")
+    args.judge_columns = parse_judge_columns(args.judge_columns)
+    if args.judge_values is not None and args.judge_columns is None:
+        raise UsageError("--judge-values applies with --judge-columns only (a wide file). "
+                         "Fix: add --judge-columns COL,... or drop --judge-values.")
+    mapped = [c for c in args.judge_columns or () if c in (args.columns or {})]
+    if mapped:
+        raise UsageError(f"--columns maps {mapped}, which --judge-columns makes judges' "
+                         f"verdict columns. Fix: name each column in one option only.")
+
+
+def parse_judge_columns(text: str | None) -> list[str] | None:
+    """``"human,gpt-4"`` as ``["human", "gpt-4"]``; a UsageError if empty or repeated."""
+    if text is None:
+        return None
+    cols = [c.strip() for c in text.split(",") if c.strip()]
+    twice = sorted({c for c in cols if cols.count(c) > 1})
+    if not cols or twice:
+        what = f"names {', '.join(twice)} twice" if cols else "is empty"
+        raise UsageError(f"--judge-columns {what}. Fix: e.g. --judge-columns human,gpt-4 "
+                         f"(each judge's verdict column once).")
+    return cols
+
+
+def judge_values(args: argparse.Namespace) -> str:
+    """What ``--judge-columns`` hold: ``outcome`` (default) or ``prob``."""
+    return args.judge_values or "outcome"
 
 
 def id_columns(args: argparse.Namespace) -> list[str]:
@@ -105,7 +142,8 @@ def label_columns(args: argparse.Namespace) -> list[str]:
     """
     mapping = {**ARENA_COLUMNS, **(args.columns or {})}
     named = [c for c, role in mapping.items() if role == "outcome"]
-    return named + ([] if "outcome" in mapping else ["outcome"])
+    wide = list(args.judge_columns or ()) if judge_values(args) == "outcome" else []
+    return named + wide + ([] if "outcome" in mapping else ["outcome"])
 
 
 def verdict_labels(args: argparse.Namespace) -> list[str]:
@@ -138,18 +176,37 @@ def map_comparisons(df: pd.DataFrame, args: argparse.Namespace, path: str):
             raise UsageError(f"--columns names column(s) {missing} that {path!r} does not "
                              f"have; its columns are {list(df.columns)}. Fix: use those "
                              f"names on the left of each THEIRS=ROLE.")
+    if args.judge_columns is not None:
+        missing = [c for c in args.judge_columns if c not in df.columns]
+        if missing:
+            raise UsageError(f"--judge-columns names column(s) {missing} that {path!r} does "
+                             f"not have; its columns are {list(df.columns)}.")
     _refuse_near_role_names(df, args, path)
     from bayesjudge.data.arena import comparisons_table
+    from bayesjudge.data.comparisons import wide_verdict_columns
 
-    out = comparisons_table(df, columns=args.columns, outcomes=args.outcomes)
+    verdicts = [] if args.judge_columns is not None or {"outcome", "prob"} & (
+        set(df.columns) | set((args.columns or {}).values())) else wide_verdict_columns(df)
+    if len(verdicts) and not {"model_a", "model_b", "winner"} <= set(df.columns):
+        raise UsageError(f"{path!r} has no outcome (or prob) column, and its columns "
+                         f"{verdicts} hold left / right / tie verdicts: a wide file with one "
+                         f"column per judge. Fix: --judge-columns {','.join(verdicts)}.")
+
+    out = comparisons_table(df, columns=args.columns, outcomes=args.outcomes,
+                            judge_columns=args.judge_columns, judge_values=judge_values(args))
     notes = []
+    if args.judge_columns is not None:
+        cells = len(df) * len(args.judge_columns)
+        notes.append(f"wide file: {len(args.judge_columns)} judge columns x {len(df)} rows -> "
+                     f"{len(out)} verdicts ({cells - len(out)} empty cells: verdicts not "
+                     f"given)")
     if args.columns is None and {"model_a", "model_b"} <= set(df.columns) \
             and "left" not in df.columns:
         notes.append("read as a Chatbot Arena export (model_a -> left, model_b -> right, "
                      "winner -> outcome, both ties -> tie)")
     elif args.columns:
         notes.append("columns " + ", ".join(f"{c} -> {r}" for c, r in args.columns.items()))
-    if "judge" not in df.columns and (args.columns is None or "judge" not in
-                                      args.columns.values()):
+    if "judge" not in df.columns and args.judge_columns is None and (
+            args.columns is None or "judge" not in args.columns.values()):
         notes.append(f"no judge column: every row is one judge, {ONE_JUDGE!r}")
     return out, notes

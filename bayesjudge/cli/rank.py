@@ -265,7 +265,7 @@ def run_rank(args: argparse.Namespace) -> int:
         from bayesjudge.cli.anchored import check_battle_column, run_anchored
 
         check_battle_column(raw, comparisons, args)
-        return run_anchored(args, comparisons)
+        return run_anchored(args, comparisons, notes)
     if args.kind is None:  # follow the file: outcomes are hard, probabilities soft
         args.kind = "hard" if "outcome" in comparisons.columns else "soft"
     if args.model == "davidson-bt" and "outcome" not in comparisons.columns:

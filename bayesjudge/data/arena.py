@@ -14,6 +14,10 @@ comparisons reader calls it, so without a mapping:
 * a table without a ``judge`` column is one judge, :data:`ONE_JUDGE`
   (``judges()`` and ``bayesjudge rank`` then show that id).
 
+A wide table, one verdict column per judge (arena_ppr's ``battles_wide.csv``, the PPR
+authors' layout), becomes long with ``judge_columns=[...]`` (``bayesjudge rank
+--judge-columns``): one row per verdict, the column's name as the judge's id.
+
 Other columns (``question_id``, ``tstamp``, ...) are kept and ignored. A question id
 is not a ``context``: a context makes items comparable only within it, and with one
 battle per question nothing would be comparable; map it (``columns={"question_id":
@@ -22,14 +26,15 @@ battle per question nothing would be comparable; map it (``columns={"question_id
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import warnings
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from bayesjudge.data.counts import INFO_COLUMNS, mark_info_columns
 from bayesjudge.data.frames import as_pandas
-from bayesjudge.data.messages import DataValidationError, show_rows, show_values
+from bayesjudge.data.messages import PACKAGE_DIR, DataValidationError, show_rows, show_values
 from bayesjudge.data.vocabulary import (
     ARENA_COLUMNS,
     ARENA_OUTCOMES,
@@ -46,7 +51,9 @@ _OUTCOMES = ("left", "right", "tie")
 
 
 def comparisons_table(df, columns: Mapping[str, str] | None = None,
-                      outcomes: Mapping[str, str] | None = None) -> pd.DataFrame:
+                      outcomes: Mapping[str, str] | None = None,
+                      judge_columns: Sequence | None = None,
+                      judge_values: str = "outcome") -> pd.DataFrame:
     """A comparisons table with its own column names and labels as the long table.
 
     Parameters
@@ -63,6 +70,16 @@ def comparisons_table(df, columns: Mapping[str, str] | None = None,
         "right", "both": "tie"}``; labels match in any letter case, surrounding spaces
         ignored, and ``left`` / ``right`` / ``tie`` stay valid. Default: Arena's
         :data:`ARENA_OUTCOMES` when the outcome comes from Arena's ``winner`` column.
+    judge_columns : sequence of column names, optional
+        A wide table: these columns hold one judge's verdict each (the column's name is
+        the judge's id, as written). Each row becomes one row per judge with a verdict,
+        in the table's row order and the columns' order; an empty cell (the judge did
+        not judge that row) gives no row, and a row with no verdict at all is named in
+        a warning. The other columns are repeated, and so is the row's index label, so
+        errors still name the table's own rows (file lines from the command line).
+        ``columns`` and ``outcomes`` apply to the long table.
+    judge_values : {"outcome", "prob"}
+        What ``judge_columns`` hold: verdict labels (default) or P(left beats right).
 
     Returns
     -------
@@ -78,7 +95,9 @@ def comparisons_table(df, columns: Mapping[str, str] | None = None,
     ------
     DataValidationError
         A mapped column the table lacks, an unknown role or outcome, two columns
-        mapped to one role, a role the table already has, a label outside the map.
+        mapped to one role, a role the table already has, a label outside the map;
+        ``judge_columns`` the table lacks or names twice, or beside a ``judge`` column
+        or a column of ``judge_values``' name.
 
     Examples
     --------
@@ -93,10 +112,19 @@ def comparisons_table(df, columns: Mapping[str, str] | None = None,
     >>> comparisons_table(theirs, columns={"x": "left", "y": "right", "v": "outcome"},
     ...                   outcomes={"A": "left", "B": "right", "C": "tie"})["outcome"].tolist()
     ['left', 'tie']
+    >>> wide = pd.DataFrame({"battle": ["b1", "b2"], "left": ["a", "b"], "right": ["b", "c"],
+    ...                      "human": ["left", None], "gpt-4": ["tie", "right"]})
+    >>> comparisons_table(wide, judge_columns=["human", "gpt-4"])
+       judge battle left right outcome
+    0  human     b1    a     b    left
+    0  gpt-4     b1    a     b     tie
+    1  gpt-4     b2    b     c   right
     """
     frame = as_pandas(df)
     if not isinstance(frame, pd.DataFrame):
         return frame  # validated cells, or not a table: the validator says what it needs
+    if judge_columns is not None:
+        frame = _long_from_wide(frame, judge_columns, judge_values, columns)
     explicit = columns is not None
     rename = _check_columns(frame, columns) if explicit else {
         src: role for src, role in ARENA_COLUMNS.items()
@@ -129,6 +157,53 @@ def comparisons_table(df, columns: Mapping[str, str] | None = None,
         mark_info_columns(out, (*out.attrs.get(INFO_COLUMNS, ()), f"{source}_raw"))
     if "judge" not in out.columns:
         out.insert(0, "judge", ONE_JUDGE)
+    return out
+
+
+def _long_from_wide(frame: pd.DataFrame, judge_columns, value: str,
+                    columns: Mapping[str, str] | None) -> pd.DataFrame:
+    """One row per (row, judge) verdict of a table with one verdict column per judge."""
+    if value not in ("outcome", "prob"):
+        raise DataValidationError(
+            f"judge_values must be 'outcome' (verdict labels) or 'prob' (P(left beats "
+            f"right)), got {value!r}.")
+    if isinstance(judge_columns, (str, bytes)) or not isinstance(judge_columns, Sequence):
+        raise DataValidationError(
+            f"judge_columns must be a list of column names, got {judge_columns!r}. Fix: e.g. "
+            f"judge_columns=[{judge_columns!r}].")
+    cols = list(judge_columns)
+    have = list(frame.columns)
+    missing = [c for c in cols if c not in have]
+    twice = sorted({str(c) for c in cols if cols.count(c) > 1})
+    if not cols or missing or twice:
+        what = ("is empty" if not cols else f"names {show_values(twice)} twice" if twice
+                else f"names column(s) {show_values(missing)} the table lacks")
+        raise DataValidationError(
+            f"judge_columns {what}; the table has {have}. Fix: list each judge's verdict "
+            f"column once.")
+    mapped = {c: r for c, r in (columns or {}).items()}
+    clash = [c for c in cols if c in mapped]
+    taken = [r for r in ("judge", value) if r in have or r in mapped.values()]
+    if clash or taken:
+        raise DataValidationError(
+            "comparisons: " + (f"columns maps judge column(s) {show_values(clash)}, which "
+                               f"judge_columns makes the judges' ids. " if clash else "")
+            + (f"the table already has (or columns maps to) {show_values(taken)}, which the "
+               f"long table's judge ids and verdicts would fill. " if taken else "")
+            + "Fix: rename or drop those columns, or leave them out of the mapping.")
+    values = frame[cols].to_numpy(dtype=object)
+    present = ~pd.isna(values)
+    empty = ~present.any(axis=1)
+    if empty.any():
+        warnings.warn(
+            f"comparisons: {int(empty.sum())} row(s) have no verdict in any of the judge "
+            f"columns {show_values(cols)} (at {show_rows(frame.index[empty])}) and give no "
+            f"comparison; they are left out.", UserWarning, skip_file_prefixes=(PACKAGE_DIR,))
+    rows, which = np.nonzero(present)  # row-major: each row's judges in the columns' order
+    out = frame.drop(columns=cols).take(rows)
+    out.insert(0, "judge", pd.array(np.asarray(cols, dtype=object)[which], dtype=object))
+    out[value] = values[rows, which]
+    out.attrs = dict(frame.attrs)
     return out
 
 

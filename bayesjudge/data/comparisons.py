@@ -151,8 +151,8 @@ def _own_columns(df: pd.DataFrame) -> list:
     return [c for c in df.columns if not (added and c == "judge")]
 
 
-def wide_table_hint(df: pd.DataFrame) -> str:
-    """A fix for a wide table: columns whose every value is left / right / tie (one per judge)."""
+def wide_verdict_columns(df: pd.DataFrame) -> list:
+    """The columns whose every value is left / right / tie: one judge's verdicts each."""
     verdicts = []
     for col in _own_columns(df):
         if col in COLUMN_ROLES:
@@ -161,13 +161,18 @@ def wide_table_hint(df: pd.DataFrame) -> str:
         if len(values) and all(isinstance(v, str) and label_key(v) in COMPARISON_OUTCOMES
                                for v in values):
             verdicts.append(col)
+    return verdicts
+
+
+def wide_table_hint(df: pd.DataFrame) -> str:
+    """A fix for a wide table: columns whose every value is left / right / tie (one per judge)."""
+    verdicts = wide_verdict_columns(df)
     if not verdicts:
         return ""
-    keep = [c for c in _own_columns(df) if c not in verdicts]
     return (f" Columns {show_values(verdicts, 8)} hold left / right / tie verdicts: a wide table "
-            f"with one column per judge. Fix: make it long, one row per verdict, e.g. "
-            f"df.melt(id_vars={keep!r}, value_vars={verdicts!r}, var_name='judge', "
-            f"value_name='outcome').dropna(subset=['outcome']).")
+            f"with one column per judge. Fix: make it long, one row per verdict, with "
+            f"bayesjudge.data.comparisons_table(df, judge_columns={verdicts!r}) (on the "
+            f"command line --judge-columns {','.join(map(str, verdicts))}).")
 
 
 def _probabilities(df: pd.DataFrame) -> tuple[np.ndarray, Literal["soft", "hard"]]:
