@@ -196,10 +196,10 @@ def map_comparisons(df: pd.DataFrame, args: argparse.Namespace, path: str):
                             judge_columns=args.judge_columns, judge_values=judge_values(args))
     notes = []
     if args.judge_columns is not None:
-        cells = len(df) * len(args.judge_columns)
+        empty = len(df) * len(args.judge_columns) - len(out)
         notes.append(f"wide file: {len(args.judge_columns)} judge columns x {len(df)} rows -> "
-                     f"{len(out)} verdicts ({cells - len(out)} empty cells: verdicts not "
-                     f"given)")
+                     f"{len(out)} verdicts ({empty} empty cell{'' if empty == 1 else 's'}: "
+                     f"verdicts not given)")
     if args.columns is None and {"model_a", "model_b"} <= set(df.columns) \
             and "left" not in df.columns:
         notes.append("read as a Chatbot Arena export (model_a -> left, model_b -> right, "
