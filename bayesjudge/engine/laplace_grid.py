@@ -9,7 +9,9 @@ Conditionally on ``log tau`` the rest is close to Gaussian, so, as in INLA (Rue,
 Martino & Chopin (2009), JRSS-B 71:319-392, sec. 3), the scale is integrated out
 numerically:
 
-1. a grid ``t_g`` of ``log tau`` values, from the Laplace centre outwards in steps of
+1. a grid ``t_g`` of ``log tau`` values, from the largest Laplace marginal found by
+   climbing from the Laplace centre (:func:`_climb`: with many offsets that centre lies
+   far above the scale's mass) outwards in steps of
    :data:`STEP` Laplace standard deviations (longer where the marginal is flat, up to
    :data:`MAX_STEP`) until the log marginal falls :data:`DROP` nats below its largest
    value;
@@ -149,13 +151,17 @@ def scale_grid(
     sub_blocks = None if blocks is None else np.asarray(blocks)[rest]
     h = STEP * tau_sd
 
-    def point(t, init, metric=None):
-        return _conditional_point(fy, t, init, tau, rest, sub_blocks, metric)
+    cache: dict[float, tuple | None] = {}
 
-    t0 = float(start[tau])
-    first = point(t0, start)
-    if first is None:
+    def point(t, init, metric=None):  # each t once: the climb's points serve the sweep
+        if t not in cache:
+            cache[t] = _conditional_point(fy, t, init, tau, rest, sub_blocks, metric)
+        return cache[t]
+
+    found = _climb(point, float(start[tau]), start, h)
+    if found is None:
         return None
+    t0, first = found
     pts = {t0: first}
     for sign in (-1, 1):
         prev, best, t, step = first, first[2], t0, h
@@ -188,6 +194,34 @@ def scale_grid(
     width = np.diff(edges)
     log_w = np.array([pts[k][2] for k in t]) + np.log(width)
     return ScaleGrid(tau, t, log_w, modes, slopes, [pts[k][1] for k in t], width)
+
+
+def _climb(point, t0: float, start: np.ndarray, h: float):
+    """(t, point) at the largest Laplace log marginal of log tau found from ``t0`` by steps
+    of ``h`` that double (up to :data:`MAX_STEP`) while it rises: the grid's centre; None
+    where ``t0`` has no conditional mode.
+
+    ``t0`` is the Laplace centre's log tau, whose conditional offsets are near the mode of
+    ``(z, log tau)``: with many offsets that mode lies near sqrt(n) times the spread's
+    posterior (the density of ``z`` is largest where ``tau z`` fits the data with the
+    smallest ``z``), many of the posterior's standard deviations away. Swept from there at
+    steps of ``h`` the grid ran out of points before it reached the mass (100 items, two
+    judges: the grid's tau 0.24 - 1.8, NUTS's 90% interval 0.13 - 0.20; Pareto k 4.8).
+    Where ``t0`` is the maximum already, the two points tried are the sweep's first ones.
+    """
+    first = point(t0, start)
+    if first is None:
+        return None
+    for sign in (-1, 1):
+        t, prev, step = t0, first, h
+        for _ in range(MAX_POINTS):
+            p = point(t + sign * step, prev[0], prev[1])
+            if p is None or not p[2] > prev[2]:  # no mode there: the sweep decides
+                break
+            t, prev, step = t + sign * step, p, min(2 * step, MAX_STEP)
+        if t != t0:  # it rose on this side: the maximum lies within the last step
+            return t, prev
+    return t0, first
 
 
 def _metric_ascent(f, r, chol, refresh):
