@@ -357,24 +357,24 @@ if ANCHORED:
 #   shared by all pairs cannot say that GPT-4 likes palm-2 more than humans do.
 # * **Anchored with the judges' own effects** (`anchored+e`: `discrimination=True,
 #   item_bias=True`, the spread of the preferences learned; `AnchoredBT`'s default): with
-#   GPT-4 0.972 / 0.80 (joint sets 0.87) at size 2.48 (joint 2.70); vicuna-13b and palm-2
+#   GPT-4 0.975 / 0.83 (joint sets 0.93) at size 2.46 (joint 2.67); vicuna-13b and palm-2
 #   are covered in 93% of draws.
-#   Against the issue's acceptance row (GPT-4, MAP): per-model coverage 0.972 >= 0.90 and
-#   joint sets covering all 12 in 0.87 >= 0.85 of draws hold; the mean marginal size 2.48
-#   is 0.82 x the human-only 3.03 of this run, above the 0.8 x = 2.42 asked (Monte
-#   Carlo SE 0.05), and above the goal row's 2.1. With Claude-3 0.992 / 0.90 at 2.82, with
-#   GPT-3.5 0.981 / 0.77 at 2.95 (its verdicts carry little), with all three 0.939 / 0.60
-#   (joint 0.67) at 2.11: several LLM judges together are over-confident, as the agreement
+#   Against the issue's acceptance row (GPT-4, MAP): per-model coverage 0.975 >= 0.90 and
+#   joint sets covering all 12 in 0.93 >= 0.85 of draws hold; the mean marginal size 2.46
+#   is 0.81 x the human-only 3.03 of this run, above the 0.8 x = 2.42 asked (Monte
+#   Carlo SE 0.05), and above the goal row's 2.1. With Claude-3 0.986 / 0.83 at 2.81, with
+#   GPT-3.5 0.981 / 0.77 at 2.95 (its verdicts carry little), with all three 0.950 / 0.67
+#   (joint 0.70) at 2.10: several LLM judges together are over-confident, as the agreement
 #   check says, and the held-out check (their verdicts together score -1.036, worse than
 #   none, -0.950: they share errors per battle). With the consensus layer
 #   (`anchored+e+c`, `consensus=True`: one shared consensus outcome per battle) all three
-#   cover 0.972 / 0.77 at 2.64, joint sets 0.992 / 0.93 at 2.93, score -0.905 held out
+#   cover 0.967 / 0.77 at 2.61, joint sets 0.975 / 0.83 at 2.88, score -0.905 held out
 #   (GPT-4 alone -0.902), and the agreement check nearly passes (GPT-4 / Claude-3 0.564
-#   against 0.548): their shared errors counted once, Claude-3 and GPT-3.5 add almost
+#   against 0.546): their shared errors counted once, Claude-3 and GPT-3.5 add almost
 #   nothing to GPT-4. At n = 198 and 462 every method's
 #   all-12 rate is low (human only 0.53 /
-#   0.73); anchored+e with GPT-4 covers 0.88 / 0.94 per model at 3.84 / 2.72 against human
-#   only's 4.96 / 3.77; at n = 1980 0.94 / 0.67 at 2.32 against 2.56 (15 draws each: the
+#   0.73); anchored+e with GPT-4 covers 0.88 / 0.91 per model at 3.74 / 2.63 against human
+#   only's 4.96 / 3.77; at n = 1980 0.94 / 0.67 at 2.31 against 2.56 (15 draws each: the
 #   all-12 rate moves by +-0.2 between n).
 # * **Why**: on all the human votes GPT-4's own skills are (1 + a) s + e with a = 1.14 (it
 #   sees the humans' order more than twice as sharply) and e of spread tau = 0.163 (90%
@@ -390,5 +390,5 @@ if ANCHORED:
 #   only the human votes can tell apart from the skills.
 # * The judges' conditional independence given the human outcome fails for every pair
 #   (GPT-4 / Claude-3 agree on 0.564 of battles against 0.395 predicted, 0.439 with the
-#   judges' own effects; 0.548 with the consensus layer, whose M sends a human "tie" to
+#   judges' own effects; 0.546 with the consensus layer, whose M sends a human "tie" to
 #   the judges' "left" 43% of the time): with several LLM judges use `consensus=True`.
