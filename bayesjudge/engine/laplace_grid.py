@@ -206,7 +206,7 @@ def _climb(point, t0: float, start: np.ndarray, h: float):
     posterior (the density of ``z`` is largest where ``tau z`` fits the data with the
     smallest ``z``), many of the posterior's standard deviations away. Swept from there at
     steps of ``h`` the grid ran out of points before it reached the mass (100 items, two
-    judges: the grid's tau 0.24 - 1.8, NUTS's 90% interval 0.13 - 0.20; Pareto k 4.8).
+    judges: the grid's tau 0.24 - 1.8, NUTS's 95% interval 0.13 - 0.20; Pareto k 4.8).
     Where ``t0`` is the maximum already, the two points tried are the sweep's first ones.
     """
     first = point(t0, start)
