@@ -58,7 +58,7 @@ def test_grid_over_log_tau_matches_the_quadrature_where_one_gaussian_fails():
     assert not plain.resampled
     out = integrate_scale(_logp_dlogp, centre, cov, (slice(0, N), N), None, rng, 4000)
     assert out is not None
-    imp, to_x = out
+    imp, to_x, _ = out
     assert imp.resampled and imp.pareto_k <= k_threshold(4000) and imp.grid > 3
     x = to_x(imp.draws)
     t_draws = x[:, N]
@@ -206,10 +206,59 @@ def test_grid_climbs_from_the_non_centred_mode_to_the_spreads_mass():
     out = integrate_scale(fn, res.x, cov, (slice(0, n), n), None, np.random.default_rng(0),
                           2000)
     assert out is not None
-    imp, to_x = out
+    imp, to_x, _ = out
     assert imp.resampled and imp.pareto_k <= k_threshold(2000)
     t_draws = to_x(imp.draws)[:, n]
     for p in (0.05, 0.5, 0.95):
         q = np.interp(p, cdf, t)
         se = np.sqrt(p * (1 - p) / imp.ess) / np.interp(q, t, dens)
         assert abs(np.quantile(t_draws, p) - q) < 3.4 * se + 0.02, (p, q)
+
+
+def test_grid_moments_are_those_of_its_draws():
+    """ScaleGrid.moments (the moment-matched Gaussian the line checks of a failed grid run
+    on) against the mean and covariance of 200,000 of the mixture's own draws."""
+    res = optim.lbfgs_maximise(_logp_dlogp, np.r_[np.zeros(N), -1.0])
+    chol = hessian.laplace_cholesky(hessian.compressed_hessian(lambda v: _logp_dlogp(v)[1],
+                                                                res.x))
+    cov = hessian.cov_from_cholesky(chol)
+    grid = integrate_scale(_logp_dlogp, res.x, cov, (slice(0, N), N), None,
+                           np.random.default_rng(0), 1000)[2]
+    assert len(grid.t) > 5 and np.ptp(grid.modes[:, :N]) > 0  # a real mixture, slopes too
+    mean, mcov = grid.moments()
+    xs = grid.draw(np.random.default_rng(1), 200_000)
+    sd = np.sqrt(np.diag(mcov))
+    assert np.all(np.abs(xs.mean(axis=0) - mean) < 5 * sd / np.sqrt(len(xs)))
+    corr_gap = np.cov(xs, rowvar=False) / np.outer(sd, sd) - mcov / np.outer(sd, sd)
+    assert np.abs(corr_gap).max() < 0.02  # MC sd of a covariance / (sd sd) ~ 0.003 - 0.005
+    assert np.allclose(np.diag(np.cov(xs, rowvar=False)) / sd**2, 1, atol=0.03)
+
+
+def test_a_failed_grid_returns_the_draws_of_its_closest_proposal(monkeypatch):
+    """Where every proposal fails, grid_resample returns the unweighted draws of the one
+    with the smallest Pareto k (a NaN k counts as the worst), not the last one tried."""
+    from bayesjudge.engine import laplace_grid
+    from bayesjudge.engine.laplace_check import ImportanceResult
+    from bayesjudge.engine.laplace_grid import ScaleGrid, grid_resample
+
+    d = 3
+    grid = ScaleGrid(tau=0, t=np.zeros(1), log_w=np.zeros(1), modes=np.zeros((1, d + 1)),
+                     slopes=np.zeros((1, d + 1)), chols=[np.eye(d)], sd=np.ones(1))
+    seen = []
+
+    def fake(ks):
+        def _resample(logp, proposal, rng, n):  # the proposal's widening, read off its chol
+            scale = round(1.0 / proposal.chols[0][0, 0], 6)
+            seen.append(scale)
+            return ImportanceResult(np.full((n, d + 1), scale), ks[scale], 50.0, False,
+                                    True, 1)
+        return _resample
+
+    for ks, best in (({1.0: 0.9, 1.2: 0.8, 1.5: 0.85}, 1.2),
+                     ({1.0: np.nan, 1.2: 1.3, 1.5: 1.1}, 1.5),
+                     ({1.0: 0.75, 1.2: np.nan, 1.5: 0.9}, 1.0)):
+        seen.clear()
+        monkeypatch.setattr(laplace_grid, "_resample", fake(ks))
+        out = grid_resample(lambda x: 0.0, grid, np.random.default_rng(0), 10)
+        assert seen == [1.0, *laplace_grid.WIDEN] and not out.resampled
+        assert out.widened == best and np.all(out.draws == best)

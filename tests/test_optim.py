@@ -247,3 +247,24 @@ def test_a_stop_at_the_mode_with_a_rounding_gradient_is_not_a_failure(engine, mo
     assert len(calls) == 2  # the one restart that gained nothing
     data = engine.model["y"].get_value()
     assert fit.point["mu"] == pytest.approx(data.mean(), abs=1e-6)
+
+
+@pytest.mark.parametrize("dip, accepted", [(1e-6, True), (1e-3, False)])
+def test_newton_accepts_a_mode_only_rounding_puts_lower(dip, accepted):
+    """A trial point that is a mode by its own gradient and Hessian but whose log density
+    reads lower (here by ``dip`` exactly at the mode, as the rounding of a sum of a million
+    counts does) ends Newton there when the dip is within 10 x the current predicted gain
+    (9.1e-7 x 10), and is refused as a real loss when it is not."""
+    c = 1e6
+
+    def fgh(x):
+        d = x[0] - 1.0
+        f = -0.5 * c * d * d - (dip if d == 0.0 else 0.0)
+        return f, np.array([-c * d]), np.array([[-c]])
+
+    res = optim.newton_maximise(fgh, np.array([1.0 - 2.0**-20]))
+    assert res.success
+    if accepted:
+        assert res.x[0] == 1.0 and res.nfev == 2 and "rounding" in res.message
+    else:
+        assert "rounding" not in res.message and res.nfev > 2 and -res.fun > -dip

@@ -127,7 +127,8 @@ def laplace_draws(
     (``fit.importance``); with ``reparam``, where it does not, log scale integrated on a
     grid (:func:`bayesjudge.engine.laplace_grid.integrate_scale`); then, with ``blocks``,
     the latent blocks integrated out per value of the global coordinates (INLA:
-    :mod:`bayesjudge.engine.laplace_inla`); else the Gaussian draws, with ``fit.laplace_ok``.
+    :mod:`bayesjudge.engine.laplace_inla`); else the draws of whichever failed proposal
+    has the smaller Pareto k (the grid's or the Gaussian's), with ``fit.laplace_ok``.
     """
     if fit.laplace_x is None:
         laplace(fit, density, blocks)
@@ -183,13 +184,21 @@ def laplace_draws(
         # a funnel in the scale: integrate it
         grid = laplace_grid.integrate_scale(logp_jac, fit.laplace_x, fit.cov, reparam, blocks,
                                             rng, n_draws, logp_value)
-    if grid is not None:
-        imp, to_x = grid
-    elif not gaussian_scale:  # no grid either: the Gaussian's draws, flagged
-        imp = dataclasses.replace(laplace_check.importance_resample(
-            logp, centre, cov, chol, xs, rng, adapt=False), draws=xs, resampled=False)
-    elif reparam is not None and not imp.resampled:
-        imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng)
+    if grid is not None and grid[0].resampled:
+        imp, to_x = grid[:2]
+    else:
+        if not gaussian_scale:  # no passing grid either: the Gaussian's draws, flagged
+            imp = dataclasses.replace(laplace_check.importance_resample(
+                logp, centre, cov, chol, xs, rng, adapt=False), draws=xs, resampled=False)
+        elif reparam is not None and not imp.resampled:
+            imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng)
+        if grid is not None and not imp.resampled and _closer(grid[0], imp):
+            # both fail: the grid's draws (flagged) are the closer ones, and the line
+            # checks run on the grid mixture's moment-matched Gaussian
+            imp, to_x = grid[:2]
+            centre, cov = grid[2].moments()
+            tr = laplace_check.ScaledOffsets(*reparam)
+            logp = lambda y: tr.logp(logp_value, y)  # noqa: E731
     if not imp.resampled and blocks is not None:  # hyperparameters off the joint mode: INLA
         fy = logp_jac if to_x is None else (
             lambda y: laplace_check.ScaledOffsets(*reparam).logp_grad(logp_jac, y))
@@ -211,6 +220,19 @@ def laplace_draws(
     }
     _flag_nonfinite(fit, out)
     return out
+
+
+def _closer(grid: laplace_check.ImportanceResult, gauss: laplace_check.ImportanceResult) -> bool:
+    """Whether the failed grid's draws are closer to the posterior than the failed
+    Gaussian's, by Pareto k (an infinite or NaN k is the farthest).
+
+    Measured on simulated data of 100 items, 30,000 battles, the reference on 3,000 and
+    two judges with their own preferences on all (AnchoredBT, ``models/anchored.md``,
+    Limits): the grid's k 0.86 against the Gaussian's 6.1, whose tau sits at the
+    non-centred mode (95%: 1.18 - 2.27; the grid's 0.115 - 0.212, NUTS's 0.125 - 0.200).
+    """
+    k_grid, k_gauss = grid.pareto_k, gauss.pareto_k
+    return bool(np.isfinite(k_grid) and (not np.isfinite(k_gauss) or k_grid < k_gauss))
 
 
 def _flag_nonfinite(fit: MAPResult, draws: dict[str, np.ndarray]) -> None:
