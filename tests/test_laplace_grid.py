@@ -215,9 +215,13 @@ def test_grid_climbs_from_the_non_centred_mode_to_the_spreads_mass():
         assert abs(np.quantile(t_draws, p) - q) < 3.4 * se + 0.02, (p, q)
 
 
-def test_grid_moments_are_those_of_its_draws():
-    """ScaleGrid.moments (the moment-matched Gaussian the line checks of a failed grid run
-    on) against the mean and covariance of 200,000 of the mixture's own draws."""
+def test_grid_peak_gaussian_against_the_mixtures_draws():
+    """ScaleGrid.peak_gaussian (where a failed grid's line checks run): with one grid point
+    it is that component, so its mean and covariance are those of 200,000 of the mixture's
+    draws; with many (the funnel) it sits at the heaviest point, and its log tau variance is
+    the whole mixture's."""
+    import dataclasses
+
     res = optim.lbfgs_maximise(_logp_dlogp, np.r_[np.zeros(N), -1.0])
     chol = hessian.laplace_cholesky(hessian.compressed_hessian(lambda v: _logp_dlogp(v)[1],
                                                                 res.x))
@@ -225,13 +229,21 @@ def test_grid_moments_are_those_of_its_draws():
     grid = integrate_scale(_logp_dlogp, res.x, cov, (slice(0, N), N), None,
                            np.random.default_rng(0), 1000)[2]
     assert len(grid.t) > 5 and np.ptp(grid.modes[:, :N]) > 0  # a real mixture, slopes too
-    mean, mcov = grid.moments()
-    xs = grid.draw(np.random.default_rng(1), 200_000)
-    sd = np.sqrt(np.diag(mcov))
-    assert np.all(np.abs(xs.mean(axis=0) - mean) < 5 * sd / np.sqrt(len(xs)))
-    corr_gap = np.cov(xs, rowvar=False) / np.outer(sd, sd) - mcov / np.outer(sd, sd)
-    assert np.abs(corr_gap).max() < 0.02  # MC sd of a covariance / (sd sd) ~ 0.003 - 0.005
-    assert np.allclose(np.diag(np.cov(xs, rowvar=False)) / sd**2, 1, atol=0.03)
+    rng = np.random.default_rng(1)
+    centre, pcov = grid.peak_gaussian()
+    assert np.array_equal(centre, grid.modes[np.argmax(grid.log_w)])
+    t = grid.draw(rng, 200_000)[:, N]
+    assert abs(t.var() / pcov[N, N] - 1) < 0.02  # MC sd of a variance ratio ~0.004
+    g = int(np.argmax(grid.log_w))
+    one = dataclasses.replace(grid, t=grid.t[g:g + 1], log_w=np.zeros(1),
+                              modes=grid.modes[g:g + 1], slopes=grid.slopes[g:g + 1],
+                              chols=[grid.chols[g]], sd=grid.sd[g:g + 1])
+    centre, pcov = one.peak_gaussian()
+    xs = one.draw(rng, 200_000)
+    sd = np.sqrt(np.diag(pcov))
+    assert np.all(np.abs(xs.mean(axis=0) - centre) < 5 * sd / np.sqrt(len(xs)))
+    gap = (np.cov(xs, rowvar=False) - pcov) / np.outer(sd, sd)
+    assert np.abs(gap).max() < 0.02  # MC sd of a covariance / (sd sd) ~ 0.003
 
 
 def test_a_failed_grid_returns_the_draws_of_its_closest_proposal(monkeypatch):
