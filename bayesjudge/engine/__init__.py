@@ -8,8 +8,9 @@ Modules, from the bottom up (each imports only those above it):
 * :mod:`~bayesjudge.engine.density` -- the compiled functions as the routes receive them;
 * :mod:`~bayesjudge.engine.optim` -- MAP: L-BFGS-B, damped Newton for tiny models;
 * :mod:`~bayesjudge.engine.hessian` -- (block-sparse) Hessians, Cholesky factors, draws;
-* :mod:`~bayesjudge.engine.laplace_check`, :mod:`~bayesjudge.engine.laplace_grid`,
-  :mod:`~bayesjudge.engine.laplace_inla`, :mod:`~bayesjudge.engine.laplace` -- the Laplace
+* :mod:`~bayesjudge.engine.laplace_check`, :mod:`~bayesjudge.engine.laplace_grid` (its
+  mixture: :mod:`~bayesjudge.engine.grid_mixture`), :mod:`~bayesjudge.engine.laplace_inla`,
+  :mod:`~bayesjudge.engine.laplace` -- the Laplace
   approximation, its importance resampling and per-scalar trust flags, the grid over a
   hierarchical scale and the latent blocks integrated out per value of the globals (INLA);
 * :mod:`~bayesjudge.engine.nuts_settings` -- what draws, tune, chains, cores, sampler may be;
