@@ -54,7 +54,7 @@ from bayesjudge.engine.laplace_check import (
 )
 
 __all__ = ["DROP", "GRID_LBFGS", "MAX_POINTS", "MAX_STEP", "STEP", "WIDEN", "ScaleGrid",
-           "grid_resample", "integrate_scale", "scale_grid", "scale_is_gaussian"]
+           "closer", "grid_resample", "integrate_scale", "scale_grid", "scale_is_gaussian"]
 
 #: First grid step in standard deviations of the Laplace marginal of log tau.
 STEP = 0.5
@@ -308,9 +308,24 @@ def grid_resample(
         res = dataclasses.replace(_resample(logp, proposal, rng, n), widened=scale)
         if res.resampled:
             return res
-        if best is None or not np.isfinite(best.pareto_k) or res.pareto_k < best.pareto_k:
+        if best is None or closer(res, best):
             best = res
     return best  # none passed: the unweighted draws of the proposal with the smallest k
+
+
+def closer(a: ImportanceResult, b: ImportanceResult) -> bool:
+    """Whether the failed proposal ``a``'s draws are closer to the posterior than ``b``'s,
+    by Pareto k (an infinite or NaN k is the farthest): which of the grid's widened
+    proposals :func:`grid_resample` keeps, and whether a failed grid's draws replace the
+    failed Gaussian's (:func:`bayesjudge.engine.laplace.laplace_draws`).
+
+    Measured on simulated data of 100 items, 30,000 battles, the reference on 3,000 and
+    two judges with their own preferences on all (AnchoredBT, ``models/anchored.md``,
+    Limits): the grid's k 0.86 - 1.01 against the Gaussian's 6.1, whose tau sits at the
+    non-centred mode (95%: 1.18 - 2.27; the grid's 0.115 - 0.212, NUTS's 0.125 - 0.200).
+    """
+    return bool(np.isfinite(a.pareto_k) and (not np.isfinite(b.pareto_k)
+                                            or a.pareto_k < b.pareto_k))
 
 
 def _resample(logp, grid: ScaleGrid, rng: np.random.Generator, n: int) -> ImportanceResult:
