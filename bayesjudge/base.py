@@ -158,23 +158,21 @@ class BayesianModel(ABC):
         return {}
 
     def _map_starts(self, fd: FitData, engine) -> list[np.ndarray | None]:
-        """Starting points of the MAP search (None: the graph's initial point).
-
-        The best optimum over the starts is kept; override where the data can
-        put the mode on the far side of a barrier the default start sits behind.
-        """
+        """Starting points of the MAP search (None: the graph's initial point); the best
+        optimum is kept (override where a barrier can hide the mode from the default)."""
         return [None]
 
     def _laplace_blocks(self, fd: FitData, engine) -> np.ndarray | None:
-        """Block label per unconstrained coordinate for a sparse Laplace Hessian (None: dense).
-
-        Label b >= 0: the coordinate interacts only with its block and the globals (-1);
-        see :func:`bayesjudge.engine.hessian.compressed_hessian`.
-        """
+        """Block label per unconstrained coordinate for a sparse Laplace Hessian (None: dense):
+        b >= 0 interacts only with its block and the globals (-1), as in
+        :func:`bayesjudge.engine.hessian.compressed_hessian`."""
         return None
 
     def _laplace_reparam(self, engine) -> tuple[slice, int] | None:
         return None  # (offsets, log scale) of a non-centred scale: Engine.laplace_draws
+
+    def _laplace_hyper(self, engine) -> np.ndarray | None:
+        return None  # INLA's hyperparameters without Hessian blocks: Engine.laplace_draws
 
     def _prior_names(self) -> tuple[str, ...]:
         """Names of ``default_priors`` this configuration uses (all, unless overridden)."""
@@ -336,7 +334,8 @@ class BayesianModel(ABC):
             self._engine.set_data(fd.data, fd.coords)  # another fit may have swapped it
             draws = self._engine.laplace_draws(self._map_result, LAPLACE_DRAWS, self.random_seed,
                                                self._laplace_blocks(fd, self._engine),
-                                               self._laplace_reparam(self._engine))
+                                               self._laplace_reparam(self._engine),
+                                               self._laplace_hyper(self._engine))
             post = xr.Dataset(
                 {k: (("chain", "draw", *self._dims_of(k, v)), v) for k, v in draws.items()},
                 coords={"chain": [0], "draw": np.arange(LAPLACE_DRAWS)},

@@ -175,7 +175,7 @@ def test_the_loop_finder_finds_loops():
 
 ENGINE_MODULES = {"compiled", "density", "diagnostics", "disk_cache", "hessian", "interrupts",
                   "laplace", "laplace_check", "laplace_grid", "grid_mixture", "laplace_inla",
-                  "messages", "numba_nogil", "nutpie_import", "nuts_settings", "optim",
+                  "offsets", "messages", "numba_nogil", "nutpie_import", "nuts_settings", "optim",
                   "batch_diagnostics", "samplers"}
 
 

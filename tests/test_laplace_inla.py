@@ -17,10 +17,13 @@ Gaussian, so INLA's marginal is exact here and only Monte Carlo error remains.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from scipy import stats
 from stochastic import FALSE_ALARM
 
 from bayesjudge.engine import hessian, optim
+from bayesjudge.engine.density import Density
+from bayesjudge.engine.laplace import MAPResult, laplace_draws
 from bayesjudge.engine.laplace_check import importance_resample, line_flags
 from bayesjudge.engine.laplace_inla import integrate_latent
 
@@ -119,3 +122,83 @@ def test_line_flags_flag_every_scalar_computed_from_an_off_coordinate():
     off = np.array([False, False, True])
     flags = line_flags(logp, constrain, np.zeros(3), np.eye(3), names, off)
     assert flags["a"].tolist() == [True, True] and flags["b"].tolist() == [False]
+
+
+# -- a slope times the latent vector: INLA over hyperparameters of a dense model ----------
+#
+# ``N`` items with latent skills y_i ~ N(0, 1), read loosely by a reference (r_i ~ N(y_i,
+# SR^2)) and sharply by a judge whose own skills are (1 + a) y_i + tau z_i (v_i ~ N(that,
+# SV^2)); a ~ N(0, 1), z_i ~ N(0, 1), log tau ~ N(log 0.2, 1) (on the coordinate itself). The
+# geometry of AnchoredBT's judge effects: the judge pins (1 + a) y + tau z, a scales the
+# precision of every y, and the Hessian has no blocks. Given (a, tau) every (r_i, v_i) is
+# bivariate normal, cov [[1 + SR^2, 1 + a], [1 + a, (1 + a)^2 + tau^2 + SV^2]]: the marginal
+# of (a, log tau) is a two-dimensional quadrature, the reference.
+NS, SR, SV = 300, 0.15, 0.05
+_rs = np.random.default_rng(3)
+_Y0 = _rs.standard_normal(NS)
+RS = _Y0 + SR * _rs.standard_normal(NS)
+VS = 1.8 * _Y0 + 0.2 * _rs.standard_normal(NS) + SV * _rs.standard_normal(NS)
+IA, IT = 2 * NS, 2 * NS + 1
+T0 = np.log(0.2)
+
+
+def _slope_logp_dlogp(v):
+    y, z, a, t = v[:NS], v[NS:2 * NS], v[IA], v[IT]
+    tau = np.exp(t)
+    rv, rr = VS - (1 + a) * y - tau * z, RS - y
+    lp = (-0.5 * y @ y - 0.5 * z @ z - 0.5 * a * a - 0.5 * (t - T0) ** 2
+          - 0.5 * rr @ rr / SR**2 - 0.5 * rv @ rv / SV**2)
+    gm = rv / SV**2
+    return lp, np.r_[-y + rr / SR**2 + (1 + a) * gm, -z + tau * gm, -a + y @ gm,
+                     -(t - T0) + tau * (z @ gm)]
+
+
+def _slope_reference():
+    a = np.linspace(0.5, 1.1, 1201)[:, None]
+    t = np.linspace(-3.0, -0.8, 1101)[None, :]
+    s11, s12 = 1 + SR**2, 1 + a
+    s22 = (1 + a) ** 2 + np.exp(2 * t) + SV**2
+    det = s11 * s22 - s12**2
+    quad = (s22 * (RS @ RS) - 2 * s12 * (RS @ VS) + s11 * (VS @ VS)) / det
+    lp = -0.5 * NS * np.log(det) - 0.5 * quad - 0.5 * a * a - 0.5 * (t - T0) ** 2
+    p = np.exp(lp - lp.max())
+    out = []
+    for axis, grid in ((1, a.ravel()), (0, t.ravel())):
+        dens = p.sum(axis=axis)
+        dens /= np.trapezoid(dens, grid)
+        cdf = np.cumsum(dens)
+        out.append((grid, dens, cdf / cdf[-1]))
+    return out
+
+
+@pytest.mark.slow
+def test_hyperparameters_of_a_dense_model_are_integrated_where_the_grid_fails():
+    """``laplace_draws(..., hyper=...)``: the grid over log tau alone fails (a's scaling of
+    every latent precision is beyond it, and a comes out ~3 sds high), INLA over (a, log
+    tau) with the rest one dense block passes and matches the quadrature."""
+    fns = {"logp": _slope_logp_dlogp, "logp_jacobian": _slope_logp_dlogp,
+           "logp_jacobian_value": lambda x: _slope_logp_dlogp(x)[0], "constrain": lambda x: [x]}
+    density = Density(fns.__getitem__, np.zeros(2 * NS + 2), ["x"], False)
+    res = optim.lbfgs_restarted(_slope_logp_dlogp, np.r_[RS, np.zeros(NS), 0.0, T0])
+    reparam = (slice(NS, 2 * NS), IT)
+    (ga, da, ca), (gt, dt, ct) = _slope_reference()
+    median_a = np.interp(0.5, ca, ga)
+    sd_a = np.interp(0.84, ca, ga) - median_a
+    plain = MAPResult(point={}, x=res.x, cov=None, logp=-res.fun)
+    draws = laplace_draws(plain, density, 1000, 0, None, reparam)["x"][0]
+    assert not plain.importance.resampled and plain.importance.grid > 0
+    assert np.median(draws[:, IA]) - median_a > 1.5 * sd_a  # the grid's a is off
+    fit = MAPResult(point={}, x=res.x, cov=None, logp=-res.fun)
+    draws = laplace_draws(fit, density, 1000, 0, None, reparam, np.array([IA, IT]))["x"][0]
+    imp = fit.importance
+    assert imp.resampled and imp.inla > 0 and fit.laplace_ok is None
+    z = stats.norm.isf(FALSE_ALARM / 16)
+    n_eff = 1 / (1 / imp.ess + 1 / 1000)
+    # a: 5 - 95%; log tau: its quartiles (the long left tail of a funnel is PSIS's blind
+    # spot, the module's Limitation: there the draws' 5% quantile is ~0.09 short)
+    for j, (t, dens, cdf), ps in ((IA, (ga, da, ca), (0.05, 0.25, 0.5, 0.75, 0.95)),
+                                  (IT, (gt, dt, ct), (0.25, 0.5, 0.75))):
+        for p in ps:
+            q = np.interp(p, cdf, t)
+            se = np.sqrt(p * (1 - p) / n_eff) / np.interp(q, t, dens)
+            assert abs(np.quantile(draws[:, j], p) - q) < z * se + 0.002, (j, p, q)

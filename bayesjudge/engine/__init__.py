@@ -8,6 +8,7 @@ Modules, from the bottom up (each imports only those above it):
 * :mod:`~bayesjudge.engine.density` -- the compiled functions as the routes receive them;
 * :mod:`~bayesjudge.engine.optim` -- MAP: L-BFGS-B, damped Newton for tiny models;
 * :mod:`~bayesjudge.engine.hessian` -- (block-sparse) Hessians, Cholesky factors, draws;
+* :mod:`~bayesjudge.engine.offsets` -- the centred coordinates of a non-centred scale;
 * :mod:`~bayesjudge.engine.laplace_check`, :mod:`~bayesjudge.engine.laplace_grid` (its
   mixture: :mod:`~bayesjudge.engine.grid_mixture`), :mod:`~bayesjudge.engine.laplace_inla`,
   :mod:`~bayesjudge.engine.laplace` -- the Laplace

@@ -305,9 +305,11 @@ class Engine:
     def laplace_draws(
         self, fit: MAPResult, n_draws: int, random_seed: int | None,
         blocks: np.ndarray | None = None, reparam: tuple[slice, int] | None = None,
+        hyper: np.ndarray | None = None,
     ) -> dict[str, np.ndarray]:
         """:func:`bayesjudge.engine.laplace.laplace_draws` on the current data."""
-        return laplace.laplace_draws(fit, self.density, n_draws, random_seed, blocks, reparam)
+        return laplace.laplace_draws(fit, self.density, n_draws, random_seed, blocks, reparam,
+                                     hyper)
 
     # -- NUTS -----------------------------------------------------------------
     def sample(self, draws: int, tune: int, chains: int, random_seed: int | None,

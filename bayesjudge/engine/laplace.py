@@ -25,6 +25,7 @@ from bayesjudge.engine import hessian, laplace_check, laplace_grid, optim
 from bayesjudge.engine.density import Density
 from bayesjudge.engine.laplace_inla import integrate_latent
 from bayesjudge.engine.messages import FitError
+from bayesjudge.engine.offsets import ScaledOffsets
 
 __all__ = ["MAPResult", "laplace", "laplace_cov", "laplace_draws"]
 
@@ -116,18 +117,20 @@ def _laplace_chol(density: Density, x, blocks):
 def laplace_draws(
     fit: MAPResult, density: Density, n_draws: int, random_seed: int | None,
     blocks: np.ndarray | None = None, reparam: tuple[slice, int] | None = None,
+    hyper: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Draws of the constrained parameters from the Laplace approximation.
 
     ``density`` must hold the data ``fit`` was found on (``blocks``: :func:`laplace`).
     ``reparam``: (offsets, log scale) coordinates of a non-centred hierarchical scale;
-    the Gaussian is then taken in :class:`bayesjudge.engine.laplace_check.ScaledOffsets`
+    the Gaussian is then taken in :class:`bayesjudge.engine.offsets.ScaledOffsets`
     coordinates. Importance-resampled by
     :func:`bayesjudge.engine.laplace_check.importance_resample` when its Pareto k allows
     (``fit.importance``); with ``reparam``, where it does not, log scale integrated on a
     grid (:func:`bayesjudge.engine.laplace_grid.integrate_scale`); then, with ``blocks``,
     the latent blocks integrated out per value of the global coordinates (INLA:
-    :mod:`bayesjudge.engine.laplace_inla`); else the draws of whichever failed proposal
+    :mod:`bayesjudge.engine.laplace_inla`), or without ``blocks`` over the coordinates
+    ``hyper`` (the rest one dense block); else the draws of whichever failed proposal
     has the smaller Pareto k (the grid's or the Gaussian's), with ``fit.laplace_ok``.
     """
     if fit.laplace_x is None:
@@ -192,18 +195,32 @@ def laplace_draws(
                 logp, centre, cov, chol, xs, rng, adapt=False), draws=xs, resampled=False)
         elif reparam is not None and not imp.resampled:
             imp = laplace_check.importance_resample(logp, centre, cov, chol, xs, rng)
-    if not imp.resampled and blocks is not None:  # hyperparameters off the joint mode: INLA
-        fy = logp_jac if to_x is None else (
-            lambda y: laplace_check.ScaledOffsets(*reparam).logp_grad(logp_jac, y))
-        inla = integrate_latent(fy, centre, cov, blocks, rng, n_draws)
-        imp, off = (inla, None) if inla and inla.resampled else (imp, inla and inla.off_mode)
+    inla_blocks = blocks
+    if blocks is None and hyper is not None:  # a dense Hessian: the rest is one latent block
+        inla_blocks = np.zeros(fit.laplace_x.size, dtype=np.int64)
+        inla_blocks[np.asarray(hyper)] = -1
+    if not imp.resampled and inla_blocks is not None:  # hyperparameters off the joint mode: INLA
+        start, start_cov, inla_to_x = centre, cov, to_x
+        if grid is not None:
+            # the grid found the scale's mass, where the joint mode can sit deep in its
+            # funnel (AnchoredBT, 100 items: log tau 0.50 there against -1.83 at the
+            # marginal's mode; from there the marginal's Newton steps took 8 instead of 1)
+            start, start_cov = grid[2].peak_gaussian()
+            inla_to_x = grid[1]
+        fy = logp_jac if inla_to_x is None else (
+            lambda y: ScaledOffsets(*reparam).logp_grad(logp_jac, y))
+        inla = integrate_latent(fy, start, start_cov, inla_blocks, rng, n_draws)
+        if inla and inla.resampled:
+            imp, off, to_x = inla, None, inla_to_x
+        else:
+            off = inla and inla.off_mode
     if grid is not None and not imp.resampled and laplace_grid.closer(grid[0], imp):
         # every route failed: the grid's draws (flagged) are closer than the Gaussian's, and
         # the line checks run on the Gaussian at the grid's heaviest point (same indices:
         # ScaledOffsets rescales the offsets in place, so INLA's ``off`` mask still applies)
         imp, to_x = grid[:2]
         centre, cov = grid[2].peak_gaussian()
-        tr = laplace_check.ScaledOffsets(*reparam)
+        tr = ScaledOffsets(*reparam)
         logp = lambda y: tr.logp(logp_value, y)  # noqa: E731
     constrain = constrain_x if to_x is None else (lambda v: constrain_x(to_x(v)))
     fit.importance, fit.laplace_ok = imp, None
@@ -243,7 +260,7 @@ def _scale_is_gaussian(fit: MAPResult, logp_jac, reparam: tuple[slice, int], blo
                        centre_y, cov) -> bool:
     """:func:`bayesjudge.engine.laplace_grid.scale_is_gaussian` in the centred coordinates,
     from their Laplace centre ``centre_y`` (None: mapped from the MAP's own)."""
-    tr = laplace_check.ScaledOffsets(*reparam)
+    tr = ScaledOffsets(*reparam)
     tau = reparam[1]
     start = tr.from_x(fit.laplace_x) if centre_y is None else centre_y
     return laplace_grid.scale_is_gaussian(lambda y: tr.logp_grad(logp_jac, y), start, tau,
@@ -252,9 +269,9 @@ def _scale_is_gaussian(fit: MAPResult, logp_jac, reparam: tuple[slice, int], blo
 
 def _centred_laplace(fit: MAPResult, logp_jac, logp_value, reparam: tuple[slice, int], blocks):
     """(centre, cov, chol, logp, to_x) of the Laplace approximation in centred coordinates
-    (:class:`bayesjudge.engine.laplace_check.ScaledOffsets`), or None where it does not exist;
+    (:class:`bayesjudge.engine.offsets.ScaledOffsets`), or None where it does not exist;
     ``logp_value``: ``x -> logp`` without the gradient, for the returned ``logp``."""
-    tr = laplace_check.ScaledOffsets(*reparam)
+    tr = ScaledOffsets(*reparam)
     fy = lambda y: tr.logp_grad(logp_jac, y)  # noqa: E731
     res = optim.lbfgs_maximise(fy, tr.from_x(fit.laplace_x))
     if not np.isfinite(res.fun):

@@ -18,8 +18,8 @@ with ``x*(theta)`` the conditional mode and ``Q(theta)`` the negative Hessian of
 log density in ``x`` there. The hyperparameters are the coordinates a model labels
 global in its Hessian blocks (:meth:`bayesjudge.base.BayesianModel._laplace_blocks`:
 the judges' parameters); given them ``Q`` is block-diagonal, one block per ranking
-group, so each evaluation costs an L-BFGS solve and ``2 x`` (largest block) gradient
-calls (:func:`bayesjudge.engine.hessian.compressed_hessian`). Then:
+group, so each evaluation costs an L-BFGS solve and (largest block) gradient calls
+(forward differences) (:func:`bayesjudge.engine.hessian.compressed_hessian`). Then:
 
 1. the mode ``theta_m`` and curvature ``S^-1`` of this marginal, by Newton steps on
    finite differences (``1 + 2k + k(k-1)/2`` evaluations each, ``k`` hyperparameters);
@@ -137,8 +137,10 @@ class LaplaceMarginal:
         res = optim.lbfgs_maximise(f, self._init)
         if not np.isfinite(res.fun):
             return -np.inf, None
-        chol = hessian.laplace_cholesky(
-            hessian.compressed_hessian(lambda r: f(r)[1], res.x, self.blocks), self.blocks)
+        # forward differences from the gradient L-BFGS-B ended at (one call per colour, as
+        # the grid's conditional points): the precision of a proposal the weights correct
+        chol = hessian.laplace_cholesky(hessian.compressed_hessian(
+            lambda r: f(r)[1], res.x, self.blocks, grad_x=-res.jac), self.blocks)
         if chol is None:
             return -np.inf, None
         # one Newton step from L-BFGS's stopping point: the log density it would reach

@@ -308,6 +308,22 @@ class AnchoredBT(AgreementCheck, AnchoredReports, BayesianModel):
         z, tau = where.get("judge_item_bias_offset"), where.get("judge_item_bias_spread_log__")
         return None if z is None or tau is None else (z, tau.start)
 
+    def _laplace_hyper(self, engine) -> np.ndarray | None:
+        """The judges' discriminations a_k and the log spread: INLA's hyperparameters.
+
+        The judges' verdicts pin each judge's skills (1 + a_k) s + e_k, so with many items
+        the product a_k s is a curved ridge no Gaussian over all coordinates covers, and a
+        judge's a_k scales the precision of every skill: a grid over the spread alone,
+        conditional on it, still fails (100 items, 30,000 battles: Pareto k 0.9 - 1.3).
+        Given (a, log tau) the rest is close to Gaussian, and the Laplace draws integrate
+        them out (:mod:`bayesjudge.engine.laplace_inla`) where the grid fails.
+        """
+        where = engine.value_slices()
+        a, tau = where.get("judge_discrimination"), where.get("judge_item_bias_spread_log__")
+        if a is None or tau is None:
+            return None
+        return np.r_[np.arange(a.start, a.stop), tau.start]
+
     def _pointwise_loglik(self, params, fd):
         lead = np.shape(params["skill"])[:2]
         draws = {k: np.asarray(v).reshape(-1, *np.shape(v)[2:]) for k, v in params.items()}
