@@ -19,7 +19,10 @@ log density in ``x`` there. The hyperparameters are the coordinates a model labe
 global in its Hessian blocks (:meth:`bayesjudge.base.BayesianModel._laplace_blocks`:
 the judges' parameters); given them ``Q`` is block-diagonal, one block per ranking
 group, so each evaluation costs an L-BFGS solve and (largest block) gradient calls
-(forward differences) (:func:`bayesjudge.engine.hessian.compressed_hessian`). Then:
+(forward differences) (:func:`bayesjudge.engine.hessian.compressed_hessian`). A model
+with a dense Hessian names its hyperparameters instead
+(:meth:`bayesjudge.base.BayesianModel._laplace_hyper`; AnchoredBT's judge discriminations
+and log spread: the rest is then one latent block). Then:
 
 1. the mode ``theta_m`` and curvature ``S^-1`` of this marginal, by Newton steps on
    finite differences (``1 + 2k + k(k-1)/2`` evaluations each, ``k`` hyperparameters);
