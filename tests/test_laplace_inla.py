@@ -49,13 +49,9 @@ def _logp_dlogp(v):
     return lp, np.r_[gx, ga, gb]
 
 
-def _reference():
-    """Marginal densities and cdfs of log tau and log s on a grid (quadrature)."""
-    a = np.linspace(-0.6, 0.5, 1101)[:, None]  # +-10 posterior sds around the modes
-    b = np.linspace(-0.4, 0.3, 1401)[None, :]
-    v = np.exp(2 * a) + np.exp(2 * b) / R
-    lp = (-0.5 * a * a - 0.5 * b * b - 0.5 * N * np.log(v) - 0.5 * (YBAR @ YBAR) / v
-          - N * (R - 1) * b - 0.5 * SS / np.exp(2 * b))
+def _marginals(lp, a, b):
+    """(grid, density, cdf) of each coordinate's marginal from log densities ``lp`` on the
+    grid ``a`` (column) x ``b`` (row)."""
     p = np.exp(lp - lp.max())
     out = []
     for axis, grid in ((1, a.ravel()), (0, b.ravel())):
@@ -64,6 +60,16 @@ def _reference():
         cdf = np.cumsum(dens)
         out.append((grid, dens, cdf / cdf[-1]))
     return out
+
+
+def _reference():
+    """Marginal densities and cdfs of log tau and log s on a grid (quadrature)."""
+    a = np.linspace(-0.6, 0.5, 1101)[:, None]  # +-10 posterior sds around the modes
+    b = np.linspace(-0.4, 0.3, 1401)[None, :]
+    v = np.exp(2 * a) + np.exp(2 * b) / R
+    lp = (-0.5 * a * a - 0.5 * b * b - 0.5 * N * np.log(v) - 0.5 * (YBAR @ YBAR) / v
+          - N * (R - 1) * b - 0.5 * SS / np.exp(2 * b))
+    return _marginals(lp, a, b)
 
 
 def test_inla_draws_match_the_quadrature_where_the_joint_gaussian_fails():
@@ -161,14 +167,7 @@ def _slope_reference():
     det = s11 * s22 - s12**2
     quad = (s22 * (RS @ RS) - 2 * s12 * (RS @ VS) + s11 * (VS @ VS)) / det
     lp = -0.5 * NS * np.log(det) - 0.5 * quad - 0.5 * a * a - 0.5 * (t - T0) ** 2
-    p = np.exp(lp - lp.max())
-    out = []
-    for axis, grid in ((1, a.ravel()), (0, t.ravel())):
-        dens = p.sum(axis=axis)
-        dens /= np.trapezoid(dens, grid)
-        cdf = np.cumsum(dens)
-        out.append((grid, dens, cdf / cdf[-1]))
-    return out
+    return _marginals(lp, a, t)
 
 
 @pytest.mark.slow
