@@ -207,8 +207,8 @@ def laplace_draws(
             # marginal's mode; from there the marginal's Newton steps took 8 instead of 1)
             start, start_cov = grid[2].peak_gaussian()
             inla_to_x = grid[1]
-        fy = logp_jac if inla_to_x is None else (
-            lambda y: ScaledOffsets(*reparam).logp_grad(logp_jac, y))
+        tr = ScaledOffsets(*reparam) if inla_to_x is not None else None
+        fy = logp_jac if tr is None else (lambda y: tr.logp_grad(logp_jac, y))
         inla = integrate_latent(fy, start, start_cov, inla_blocks, rng, n_draws)
         if inla and inla.resampled:
             imp, off, to_x = inla, None, inla_to_x
