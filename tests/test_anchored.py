@@ -456,7 +456,7 @@ def test_a_wide_battle_table_is_refused_with_the_code_that_makes_it_long():
      "Fix: --columns question_id=battle,model_a=left,model_b=right,winner=outcome,"
      "judge=judge if 'question_id'"),
     ("Battle,Judge,Left,Right,Outcome\n1,human,a,b,left\n", [],
-     "but for letter case or spaces; they would be ignored. Fix: rename them, or map them: "
+     "but for letter case; they would be ignored. Fix: rename them, or map them: "
      "--columns 'Battle=battle,Judge=judge,Left=left,Right=right,Outcome=outcome'."),
     ("battle,left,right,outcome\n1,a,b,left\n", [], "needs a judge column"),
     # arena_ppr's battles_wide.csv: one verdict column per judge

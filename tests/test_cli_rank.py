@@ -233,9 +233,13 @@ def test_bad_rank_arguments_fail_before_any_work(tmp_path, capsys, extra, expect
      "looks like a battle or question id"),
     # a role's name but for case: ignored it would make every row one judge
     ("Judge,left,right,outcome\nj1,a,b,left\nj2,b,a,left\n",
-     "column(s) ['Judge'] named like ['judge'] but for letter case or spaces; they would be "
+     "column(s) ['Judge'] named like ['judge'] but for letter case; they would be "
      "ignored. Fix: rename them, or map them: --columns 'Judge=judge'"),
-    ("judge,Left ,right,outcome\nj1,a,b,left\n", "map them: --columns 'Left =left'"),
+    # spaces around a name: --columns strips its names and could not map it, so the header
+    ("judge,Left ,right,outcome\nj1,a,b,left\n",
+     "column(s) ['Left '] with spaces around the name, named like ['left']; they would be "
+     "ignored. Fix: remove the spaces around the names in the header line"),
+    ("judge, left, right, outcome\nj1, a, b, left\n", "remove the spaces around the names"),
 ])
 def test_bad_comparison_tables_give_one_line(tmp_path, capsys, text, expect):
     (tmp_path / "c.csv").write_text(text)

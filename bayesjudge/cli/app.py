@@ -123,7 +123,7 @@ def _check_report(args: argparse.Namespace) -> None:
     _check_level(args.level)
     _check_nuts(args.draws, args.tune, args.chains)
     _check_seed(args.seed)
-    if args.out:
+    if args.out is not None:
         check_output_file(args.out, "--out", (args.judgments, args.calibration))
 
 

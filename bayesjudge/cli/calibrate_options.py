@@ -145,7 +145,7 @@ def add_calibrate_parsers(sub, add_nuts_options, add_common, check_level, check_
         check_level(args.level)
         check_boot(args.boot)
         check_seed(args.seed)
-        if args.out:
+        if args.out is not None:
             check_output_file(args.out, "--out", (args.predictions, args.labels))
 
     def inputs(parser) -> None:

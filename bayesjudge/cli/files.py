@@ -114,7 +114,8 @@ def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = (),
     try:
         with open(p, encoding="utf-8-sig", newline="") as fh:
             header = next((line for line in fh if line.strip()), "")  # blank lines skipped
-            has_rows = any(line.strip() for line in fh)
+            first = next((line for line in fh if line.strip()), "")
+            has_rows = bool(first)
     except UnicodeDecodeError:
         hint = (" Decompress it first." if p.suffix.lower() in (".gz", ".bz2", ".xz", ".zip",
                                                                 ".zst") else
@@ -129,6 +130,12 @@ def read_table(path: str, what: str, ids: tuple[str, ...] | list[str] = (),
         raise UsageError(f"{where} has a header line but no rows.")
     sep = _sniff_delimiter(header)
     names = _split_header(header, sep)
+    in_row = _delimiters(first)
+    row_sep = _sniff_delimiter(first)
+    if len(names) > 1 and row_sep != sep and in_row[sep] == 0 and in_row[row_sep] > 0:
+        raise UsageError(f"{where}: its header line is {DELIMITERS[sep]}-separated but its "
+                         f"first row is {DELIMITERS[row_sep]}-separated ({first.strip()[:60]!r})."
+                         f" Fix: use one delimiter throughout the file.")
     dup = sorted({c for c in names if names.count(c) > 1})
     if dup:
         raise UsageError(f"{where} names column(s) {dup} more than once in its header; "
@@ -231,15 +238,21 @@ def _file_lines(path: Path, sep: str, n_rows: int) -> pd.Index:
     return pd.Index(starts[1:], name=LINE_INDEX)
 
 
-def _sniff_delimiter(header: str) -> str:
-    """The most frequent of comma, semicolon and tab outside quotes (comma if none)."""
+def _delimiters(line: str) -> dict[str, int]:
+    """How often each of :data:`DELIMITERS` occurs in ``line`` outside quotes."""
     counts = dict.fromkeys(DELIMITERS, 0)
     quoted = False
-    for ch in header:
+    for ch in line:
         if ch == '"':
             quoted = not quoted
         elif not quoted and ch in counts:
             counts[ch] += 1
+    return counts
+
+
+def _sniff_delimiter(header: str) -> str:
+    """The most frequent of comma, semicolon and tab outside quotes (comma if none)."""
+    counts = _delimiters(header)
     best = max(counts, key=counts.get)  # ties go to the comma (first key)
     return best if counts[best] else ","
 
@@ -283,6 +296,9 @@ def check_output_file(path: str, flag: str, inputs: tuple[str, ...] = ()) -> Non
     Its folder must exist and be writable, ``path`` must not be a folder, and it
     must not be one of the ``inputs`` (which would be overwritten).
     """
+    if not path.strip():  # --out "$UNSET": no file would be written, and nothing said
+        raise UsageError(f"{flag} is empty ({path!r}); give a file name, e.g. {flag} "
+                         f"table.csv, or leave {flag} out.")
     p = Path(path)
     if p.is_dir() or path.endswith(("/", os.sep)):
         raise UsageError(f"{flag} {path!r} is a folder; give a file name, e.g. "
@@ -336,6 +352,9 @@ def check_distinct_outputs(paths: dict[str, str]) -> None:
 def check_output_dir(path: str, flag: str, files: tuple[str, ...] = ()) -> None:
     """Raise UsageError unless ``path`` is, or can be created as, a writable folder
     in which none of ``files`` is a folder."""
+    if not path.strip():  # Path("") is the working folder: not what an unset variable meant
+        raise UsageError(f"{flag} is empty ({path!r}); give a folder name, e.g. {flag} "
+                         f"demo-output.")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise UsageError(f"{flag} {path!r} is a file, not a folder; give a folder name "

@@ -52,16 +52,25 @@ def parse_mapping(text: str | None, flag: str, allowed: tuple[str, ...],
     if not pairs:
         raise UsageError(f"{flag} is empty. {fix}")
     out: dict[str, str] = {}
+    # verdict labels are matched ignoring letter case and surrounding spaces, column names
+    # exactly: two --outcomes keys that differ only in case are one label mapped twice
+    same = (lambda k: k.casefold()) if flag == "--outcomes" else (lambda k: k)
+    seen: dict[str, str] = {}
     for pair in pairs:
-        name, eq, value = pair.partition("=")
+        # split at the last "=": the values (roles, outcomes) hold none, while a label may
+        # (graded verdicts' "A=B" is a tie: --outcomes A=B=tie)
+        name, eq, value = pair.rpartition("=")
         name, value = name.strip(), value.strip()
         if not eq or not name or not value:
             raise UsageError(f"{flag}: {pair.strip()!r} is not NAME=VALUE. {fix}")
         if value.casefold() not in allowed:
             raise UsageError(f"{flag}: {pair.strip()!r} maps to {value!r}, which is not one of "
                              f"{', '.join(allowed)}. {fix}")
-        if name in out:
-            raise UsageError(f"{flag} names {name!r} twice. {fix}")
+        if same(name) in seen:
+            also = "" if seen[same(name)] == name else (
+                f" ({seen[same(name)]!r} and {name!r}: labels are matched ignoring letter case)")
+            raise UsageError(f"{flag} names {name!r} twice{also}. {fix}")
+        seen[same(name)] = name
         out[name] = value.casefold()
     if flag == "--columns":
         roles = list(out.values())
@@ -161,26 +170,40 @@ def _refuse_near_role_names(df: pd.DataFrame, args: argparse.Namespace, path: st
     near = {c: c.strip().lower() for c in df.columns if isinstance(c, str)}
     near = {c: role for c, role in near.items()
             if role in COLUMN_ROLES and role not in taken and c not in mapped}
+    spaced = [c for c in near if c != c.strip()]
+    if spaced:  # --columns strips its names, so it cannot map these: the header must change
+        raise UsageError(f"{path!r} has column(s) {spaced} with spaces around the name, "
+                         f"named like {[near[c] for c in spaced]}; they would be ignored. "
+                         f"{_SPACED_FIX}")
     if near:
         fix = ",".join(f"{c}={role}" for c, role in near.items())
         raise UsageError(f"{path!r} has column(s) {list(near)} named like {list(near.values())} "
-                         f"but for letter case or spaces; they would be ignored. Fix: rename "
+                         f"but for letter case; they would be ignored. Fix: rename "
                          f"them, or map them: --columns {fix!r}.")
+
+
+_SPACED_FIX = ("Fix: remove the spaces around the names in the header line (a file written "
+               "with ', ' between fields: write it with ',' alone).")
+
+
+def _missing_columns(names, df: pd.DataFrame, flag: str, path: str) -> None:
+    """UsageError for the names ``flag`` gives that ``df`` lacks (a column written with
+    spaces around its name named as the fix)."""
+    missing = [c for c in names if c not in df.columns]
+    if missing:
+        spaced = [c for c in df.columns if isinstance(c, str) and c != c.strip()
+                  and c.strip() in missing]
+        fix = (f"the file writes {spaced} with spaces around the names. {_SPACED_FIX}"
+               if spaced else "Fix: use those names" + (" on the left of each THEIRS=ROLE."
+                                                        if flag == "--columns" else "."))
+        raise UsageError(f"{flag} names column(s) {missing} that {path!r} does not have; "
+                         f"its columns are {list(df.columns)}; {fix}")
 
 
 def map_comparisons(df: pd.DataFrame, args: argparse.Namespace, path: str):
     """The file's table as the long comparisons table, and a note saying what was mapped."""
-    if args.columns is not None:
-        missing = [c for c in args.columns if c not in df.columns]
-        if missing:
-            raise UsageError(f"--columns names column(s) {missing} that {path!r} does not "
-                             f"have; its columns are {list(df.columns)}. Fix: use those "
-                             f"names on the left of each THEIRS=ROLE.")
-    if args.judge_columns is not None:
-        missing = [c for c in args.judge_columns if c not in df.columns]
-        if missing:
-            raise UsageError(f"--judge-columns names column(s) {missing} that {path!r} does "
-                             f"not have; its columns are {list(df.columns)}.")
+    _missing_columns(args.columns or (), df, "--columns", path)
+    _missing_columns(args.judge_columns or (), df, "--judge-columns", path)
     _refuse_near_role_names(df, args, path)
     from bayesjudge.data.arena import comparisons_table
     from bayesjudge.data.comparisons import wide_verdict_columns

@@ -135,7 +135,7 @@ def add_rank_parser(sub, add_nuts_options, add_common, check_level, check_nuts, 
                              "discriminator per judge and aspect).")
         check_output_file(args.out, "--out", (args.comparisons,))
         extra = {f: v for f, v in (("--judges", args.judges),
-                                   ("--differences", args.differences)) if v}
+                                   ("--differences", args.differences)) if v is not None}
         for flag, path in extra.items():
             check_output_file(path, flag, (args.comparisons,))
         if extra:
@@ -271,6 +271,10 @@ def run_rank(args: argparse.Namespace) -> int:
     if args.model == "davidson-bt" and "outcome" not in comparisons.columns:
         notes.append("prob read as outcomes: p > 0.5 left, p = 0.5 tie, p < 0.5 right; "
                      "--model bt or bt-sigma fit the probabilities themselves")
+    elif args.kind == "hard" and "outcome" not in comparisons.columns:
+        notes.append("prob read as outcomes (--kind hard): p > 0.5 left, p = 0.5 tie (half a "
+                     "win each), p < 0.5 right; leave --kind out to fit the probabilities "
+                     "themselves")
     model = build_model(args)
     from bayesjudge.data.comparisons import BattleContextWarning
 

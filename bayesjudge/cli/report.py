@@ -39,6 +39,9 @@ output (printed, and written to --out as CSV)
   the calibration sizes m0 (human_label 0) and m1 (human_label 1), and flag:
     boundary              (printed !) closed form: the estimate is clipped at 0 or 1
                           and the interval has zero width; use --method bayes.
+    clipped               (printed ^) closed form: the Rogan-Gladen value (eq. 5) lies
+                          outside [0, 1] and the estimate is clipped to the end, while
+                          the interval still has width; use --method bayes.
     weakly-identified     (printed ?) bayes: q0 + q1 <= 1 is plausible (the lower
                           end of the credible interval of q0 + q1 is <= 1), so
                           the judge may be no better than chance.
@@ -66,6 +69,11 @@ FLAGS = {  # CSV flag -> (printed mark, footnote)
     "boundary": (
         "!", "estimate at the boundary of [0, 1]: the closed-form interval has zero width "
         "and is not a valid uncertainty statement; rerun with --method bayes."
+    ),
+    "clipped": (
+        "^", "the Rogan-Gladen value (eq. 5) lies outside [0, 1] (the judged rate is beyond "
+        "the calibrated judge's range [1 - q0, q1]), so the estimate is clipped to the end of "
+        "[0, 1]; rerun with --method bayes for an estimate and interval inside [0, 1]."
     ),
     "weakly-identified": (
         "?", "q0 + q1 <= 1 is plausible under the posterior (its credible interval reaches "
@@ -123,7 +131,9 @@ def report_table(
         ``q0``, ``q0_lower``, ``q0_upper``, ``q1``, ``q1_lower``, ``q1_upper``,
         ``m0``, ``m1`` and ``flag``: ``""`` or ``";"``-joined codes from
         ``boundary`` (closed form clipped at 0 or 1: zero-width interval; replaces
-        the estimator's BoundaryWarning), ``weakly-identified`` (bayes: the lower
+        the estimator's BoundaryWarning), ``clipped`` (closed form: eq. 5 outside [0, 1],
+        the estimate clipped to the end, the interval of non-zero width),
+        ``weakly-identified`` (bayes: the lower
         end of the equal-tailed ``level`` credible interval of q0 + q1 is <= 1, i.e.
         posterior P(q0 + q1 <= 1) >= (1 - level) / 2, so a judge no better than
         chance is plausible) and ``borrowed-calibration`` (bayes, several systems:
@@ -138,7 +148,12 @@ def report_table(
     import pandas as pd
 
     from bayesjudge.data import validate_misclassification
-    from bayesjudge.estimators import BoundaryWarning, lang_reiczigel_interval, wilson_interval
+    from bayesjudge.estimators import (
+        BoundaryWarning,
+        lang_reiczigel_interval,
+        rogan_gladen,
+        wilson_interval,
+    )
     from bayesjudge.models.misclassification import (
         HierarchicalMisclassificationModel,
         MisclassificationModel,
@@ -171,8 +186,12 @@ def report_table(
             except DataValidationError as exc:
                 raise DataValidationError(_closed_form_hint(exc, row, by_system)) from None
             rows.append((ci.estimate, ci.lower, ci.upper))
+            raw = rogan_gladen(row.judged_pos, row.n, row.tp, row.m1, row.tn, row.m0,
+                               clip=False)
             if ci.at_boundary:
                 flags[i].append("boundary")
+            elif not 0 <= raw <= 1:
+                flags[i].append("clipped")
         out[["adjusted", "lower", "upper"]] = rows
         out["q0"], out["q1"] = c["tn"] / c["m0"], c["tp"] / c["m1"]
         out["q0_lower"], out["q0_upper"] = wilson_interval(c["tn"].to_numpy(), c["m0"].to_numpy(),

@@ -148,7 +148,7 @@ def judge_metrics(pred: pd.DataFrame, counts: AnnotationCounts, multi: bool, *,
     for judge in judge_names(pred):
         rows = judge_rows(pred, judge)
         ae = alignment_error(output_table(pred, rows)[["item", "prob"]], model, ci_prob=level)
-        name = "judge" if judge is None else judge
+        name = ONE_JUDGE if judge is None else judge  # as metric_table names it
         extra.append((name, "alignment_error", ae["alignment_error"],
                       ae["alignment_error_lower"], ae["alignment_error_upper"], ae["n_items"]))
         extra.append((name, "noise_floor", ae["noise_floor"], np.nan, np.nan, ae["n_items"]))

@@ -264,8 +264,18 @@ def _check_outcomes(outcomes: Mapping[str, str]) -> dict:
     if bad:
         raise DataValidationError(
             f"outcomes maps labels to {bad}; an outcome is one of {list(_OUTCOMES)}.")
+    mapped: dict = {}
+    for k, v in outcomes.items():  # labels are matched by their key (case, spaces, 1 / 1.0)
+        mapped.setdefault(verdict_key(k), {})[k] = label_key(v)
+    clash = {key: to for key, to in mapped.items() if len(set(to.values())) > 1}
+    if clash:
+        shown = "; ".join(", ".join(f"{k!r} -> {v!r}" for k, v in to.items())
+                          for to in clash.values())
+        raise DataValidationError(
+            f"outcomes maps one verdict label to several outcomes ({shown}): labels are "
+            f"matched ignoring letter case and surrounding spaces. Fix: map each label once.")
     labels = {o: o for o in _OUTCOMES}
-    labels.update({verdict_key(k): label_key(v) for k, v in outcomes.items()})
+    labels.update({key: next(iter(to.values())) for key, to in mapped.items()})
     return labels
 
 

@@ -50,7 +50,7 @@ def level_codes(table: pd.DataFrame, levels: tuple[str, ...]) -> np.ndarray:
             f"{_NAME}.outcome is missing (empty, NaN/None) at {show_rows(table.index[missing])}. "
             f"Fix: give every row one of the levels {list(levels)}, or drop those rows.")
     codes, labels = pd.factorize(col, sort=False)
-    lookup = {label_key(v): i for i, v in enumerate(levels)}
+    lookup = {verdict_key(v): i for i, v in enumerate(levels)}
     # numbers in the table meet the levels as text (1 .. 5, read from a file as numbers)
     code_of = np.array([lookup.get(verdict_key(v), -1) for v in labels], dtype=np.int64)
     out = code_of[codes]

@@ -9,9 +9,11 @@ to write its help and check its arguments before it imports anything heavier
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 import os
+import re
 import warnings
 
 __all__ = ["ARENA_COLUMNS", "ARENA_OUTCOMES", "COLUMN_ROLES", "DEFAULT_LEVELS", "ID_COLUMNS",
@@ -37,6 +39,10 @@ DEFAULT_LEVELS = ("B>>A", "B>A", "A=B", "A>B", "A>>B")
 """Arena-Hard's verdict labels with A = left, from the strongest preference for right."""
 
 
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([e][+-]?\d+)?\Z")
+"""A finite decimal number as text (after :func:`label_key`: lower case, no spaces)."""
+
+
 def label_key(value):
     """A label as the key of its vocabulary: text stripped and lower-cased.
 
@@ -51,12 +57,19 @@ def verdict_key(value):
     """A verdict label as its key: :func:`label_key`, and a number as its decimal text.
 
     Graded or coded verdicts are often numbers in a table (``1`` .. ``5``, ``0`` for a
-    tie) while levels and outcome maps name them as text: ``1``, ``1.0`` and ``"1"``
-    are one verdict, ``0.5`` is ``"0.5"``. Booleans are not numbered labels and are
-    returned as they are.
+    tie) while levels and outcome maps name them as text: ``1``, ``1.0``, ``"1"`` and
+    ``"1.0"`` are one verdict, ``0.5`` is ``"0.5"`` (a file's verdict column is read as
+    text, so its ``4.0`` meets ``levels=["1", ..., "5"]`` as the number 4.0 would).
+    Booleans are not numbered labels and are returned as they are.
     """
     if isinstance(value, str):
-        return label_key(value)
+        key = label_key(value)
+        if not _NUMBER.match(key):
+            return key
+        # a number written as text (a file's column read as labels): "4.0" is 4, as the
+        # same cell read as a number would be; integers exactly, whatever their size
+        number = decimal.Decimal(key)
+        return str(int(number)) if number == number.to_integral_value() else repr(float(key))
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return value
     if isinstance(value, numbers.Integral):
@@ -83,11 +96,12 @@ def check_levels(levels) -> tuple[str, ...]:
     if bad:
         raise ValueError(f"levels must be non-empty strings; got {bad} in "
                          f"{list(out)}")
-    keys = [label_key(v) for v in out]
+    keys = [verdict_key(v) for v in out]
     dup = sorted({v for v, k in zip(out, keys) if keys.count(k) > 1})
     if dup:
         raise ValueError(f"levels {dup} are the same label (letter case and "
-                         f"surrounding spaces are ignored); each level must be listed once: "
+                         f"surrounding spaces are ignored, 1 and 1.0 are one number); each "
+                         f"level must be listed once: "
                          f"{list(out)}")
     if len(out) < 2:
         raise ValueError(f"levels needs at least 2 labels (strongest preference for right "
