@@ -27,7 +27,7 @@ from bayesjudge.data.comparisons import COMPARISON_OUTCOMES, Comparisons, collap
 from bayesjudge.data.counts import apply_counts
 from bayesjudge.data.messages import DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import require_frame
-from bayesjudge.data.vocabulary import DEFAULT_LEVELS, check_levels, label_key, verdict_key
+from bayesjudge.data.vocabulary import DEFAULT_LEVELS, check_levels, verdict_key
 
 __all__ = ["DEFAULT_LEVELS", "check_levels", "collapse_levels", "three_way", "validate_graded"]
 
