@@ -32,6 +32,7 @@ from bayesjudge.engine.laplace_check import laplace_attrs, read_flags, warn_flag
 from bayesjudge.lazy import import_subpackages
 from bayesjudge.persistence import (
     ModelFileError,
+    PicklesAsModelFile,
     read_model_file,
     warn_if_other_version,
     write_model_file,
@@ -67,7 +68,7 @@ def registered_models() -> dict[str, type["BayesianModel"]]:
     return dict(_REGISTRY)
 
 
-class BayesianModel(ABC):
+class BayesianModel(PicklesAsModelFile, ABC):
     """Abstract base of every bayesjudge model.
 
     Subclasses store their keyword arguments, unchanged, in ``__init__`` (so

@@ -148,3 +148,37 @@ def warn_if_other_version(path, saved: str, current: str) -> None:
     if saved != current:
         warn_user(f"{path} was saved by bayesjudge {saved}, this is {current}; refit if "
                   f"predictions look different.")
+
+
+class PicklesAsModelFile:
+    """A fitted model pickles as its model file: ``pickle``, ``joblib`` and
+    ``multiprocessing`` carry the fit as :meth:`~bayesjudge.base.BayesianModel.save`
+    writes it and get back what :func:`~bayesjudge.load` returns.
+
+    A fit holds compiled functions, which do not pickle (before 2026-12-02:
+    "'functools.partial' object has no attribute '__name__'"). An unfitted model pickles
+    as any object; ``copy.copy`` stays a shallow copy (``bj.compare``'s refits use it).
+    A MAP fit's Laplace draws are made on pickling, as on saving.
+    """
+
+    def __reduce_ex__(self, protocol):
+        if not hasattr(self, "method_"):
+            return super().__reduce_ex__(protocol)
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "fit.nc"
+            self.save(path)
+            return _unpickle_fit, (type(self).load, path.read_bytes())
+
+    def __copy__(self):
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
+
+def _unpickle_fit(load, data: bytes):
+    """The model a pickled fit's model file holds (:class:`PicklesAsModelFile`), read by
+    the model class's own ``load``."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "fit.nc"
+        path.write_bytes(data)
+        return load(path)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge.data import check_no_missing, require_frame
+from bayesjudge.data.counts import apply_counts
 from bayesjudge.data.graded import check_levels, level_codes
 
 __all__ = ["arena_hard_score", "linear_reward_score"]
@@ -32,6 +33,10 @@ def _long(table: pd.DataFrame, levels, left_value: np.ndarray, n_rows: np.ndarra
     mirror ``value[K-1-m]``) and of ``n_rows`` over the item's comparisons."""
     levels = check_levels(levels)
     df = require_frame(table, "comparisons", ["left", "right", "outcome"])
+    # a counts table (``n`` identical rows per row) weighs each row by its count, as the
+    # models read it (before 2026-12-02 ``n`` was ignored: a row of n = 5 counted once)
+    df, counts = apply_counts(df, "comparisons")
+    weight = np.ones(len(df)) if counts is None else counts.astype(float)
     code = level_codes(df, levels)
     groups = [c for c in ("aspect", "context") if c in df.columns]
     check_no_missing(df, "comparisons", ["left", "right", *groups])
@@ -40,11 +45,12 @@ def _long(table: pd.DataFrame, levels, left_value: np.ndarray, n_rows: np.ndarra
     for side, value in (("left", left_value[code]), ("right", left_value[k - 1 - code])):
         part = df[groups].copy()
         part["item"] = df[side].to_numpy()
-        part["_value"], part["_n"] = value, n_rows[code]
+        part["_value"], part["_n"], part["_rows"] = weight * value, weight * n_rows[code], weight
         sides.append(part)
     long = pd.concat(sides, ignore_index=True)
     out = long.groupby([*groups, "item"], sort=False, dropna=False).agg(
-        n_comparisons=("_value", "size"), _value=("_value", "sum"), _n=("_n", "sum"))
+        n_comparisons=("_rows", "sum"), _value=("_value", "sum"), _n=("_n", "sum"))
+    out["n_comparisons"] = out["n_comparisons"].astype(np.int64)
     return out.reset_index(), groups
 
 
@@ -65,7 +71,8 @@ def arena_hard_score(table: pd.DataFrame, levels=None, *, weight: int = 3) -> pd
     ----------
     table : pandas.DataFrame
         ``left``, ``right``, ``outcome`` (one of ``levels``); optional ``judge`` (pooled),
-        ``context`` / ``aspect`` (one ranking per group).
+        ``context`` / ``aspect`` (one ranking per group), ``n`` (identical rows the row
+        stands for: each counts ``n`` times).
     levels : sequence of str, optional
         Ordered labels, strongest preference for ``right`` first (default Arena-Hard's
         ``["B>>A", "B>A", "A=B", "A>B", "A>>B"]``, A = left). The outermost two levels
@@ -77,7 +84,8 @@ def arena_hard_score(table: pd.DataFrame, levels=None, *, weight: int = 3) -> pd
     Returns
     -------
     pandas.DataFrame
-        Per item (within its group): ``n_comparisons`` (rows it appears in),
+        Per item (within its group): ``n_comparisons`` (rows it appears in, each counted
+        ``n`` times),
         ``n_battles`` (after weighting), ``score`` (wins / battles, a tie half a win)
         and ``rank`` (1 = best; equal scores share the best rank), sorted by score.
     """

@@ -35,6 +35,7 @@ import pandas as pd
 from bayesjudge.data.counts import INFO_COLUMNS, mark_info_columns
 from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.messages import PACKAGE_DIR, DataValidationError, show_rows, show_values
+from bayesjudge.data.schema import check_index_roles
 from bayesjudge.data.vocabulary import (
     ARENA_COLUMNS,
     ARENA_OUTCOMES,
@@ -123,6 +124,7 @@ def comparisons_table(df, columns: Mapping[str, str] | None = None,
     frame = as_pandas(df)
     if not isinstance(frame, pd.DataFrame):
         return frame  # validated cells, or not a table: the validator says what it needs
+    check_index_roles(frame, "comparisons", (columns or {}).keys())
     if judge_columns is not None:
         frame = _long_from_wide(frame, judge_columns, judge_values, columns)
     explicit = columns is not None

@@ -105,6 +105,40 @@ def _kind(value) -> str:
     return "integer" if isinstance(value, (int, np.integer)) else "float"
 
 
+#: Types an id can have: text, or a number (kept as written: ``1`` and ``"1"`` differ).
+_ID_TYPES = (str, int, float, np.integer, np.floating, np.bool_, bool)
+
+
+def check_id_types(df: pd.DataFrame, name: str) -> None:
+    """Raise if an id column holds values that are neither text nor numbers.
+
+    Dates, ``Decimal``s and tuples (a ``groupby`` key) fitted, but a saved fit cannot hold
+    them (netCDF: "cannot serialise date") and the rankings' tables failed on tuples (the
+    audit of 2026-12-02): they are refused with the one-line conversion that keeps them.
+    """
+    for col in (c for c in ID_COLUMNS if c in df.columns):
+        dtype = df[col].dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            values = pd.Series(dtype.categories, dtype=object)
+        elif dtype.kind in "mM":  # datetime64 / timedelta64
+            values = df[col].head(1).astype(object)
+        elif dtype.kind == "O":
+            values = pd.Series(pd.unique(df[col]), dtype=object)
+            if pd.api.types.infer_dtype(values, skipna=True) in {"string", "integer",
+                                                                  "floating", "empty"}:
+                continue
+        else:
+            continue
+        bad = [v for v in values if v is not None and v == v
+               and not isinstance(v, _ID_TYPES)]
+        if bad:
+            kinds = sorted({type(v).__name__ for v in bad})
+            raise DataValidationError(
+                f"{name}.{col} holds ids of type {', '.join(kinds)} (e.g. {bad[0]!r}); ids "
+                f"must be text or numbers, so that fits can be saved and tables written. "
+                f"Fix: df[{col!r}] = df[{col!r}].astype(str).")
+
+
 def check_equal_number_ids(df: pd.DataFrame, name: str) -> None:
     """Raise if an id column mixes numbers that Python counts equal: 1, 1.0 and True.
 

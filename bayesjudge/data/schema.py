@@ -39,6 +39,7 @@ from bayesjudge.data.counts import COUNT, MAX_COUNT, apply_counts, warn_unused_c
 from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.lookalikes import (
     check_equal_number_ids,
+    check_id_types,
     check_repeated_columns,
     distinct_ids,
     warn_case_ids,
@@ -49,6 +50,7 @@ from bayesjudge.data.messages import (
     show_rows,
     show_values,
 )
+from bayesjudge.data.vocabulary import COLUMN_ROLES, ID_COLUMNS
 
 COUNT_COLUMNS = ("n_pos", "n_tie", "n_neg")
 TERNARY = (-1, 0, 1)
@@ -142,6 +144,7 @@ def require_frame(df, name: str, columns: Iterable[str]) -> pd.DataFrame:
 
     columns = list(columns)
     check_repeated_columns(df, name, columns)
+    check_index_roles(df, name, columns)
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise DataValidationError(
@@ -151,11 +154,29 @@ def require_frame(df, name: str, columns: Iterable[str]) -> pd.DataFrame:
     if len(df) == 0:
         raise DataValidationError(f"{name} is empty: it needs at least one row.")
     check_header_rows(df, name)
+    check_id_types(df, name)
     check_equal_number_ids(df, name)
     ids = distinct_ids(df)  # once for both checks
     warn_spaced_ids(df, name, ids)
     warn_case_ids(df, name, ids)
     return df
+
+
+def check_index_roles(df: pd.DataFrame, name: str, columns: Iterable[str] = ()) -> None:
+    """Raise if an index level is named like a column the table is read by (``judge``,
+    ``context``, ``left``, ``n``, ...) and no column has that name.
+
+    Validation reads columns only: ``df.set_index("judge")`` made every row one judge,
+    and ``set_index("context")`` pooled every context into one ranking, without a word.
+    """
+    roles = {*ID_COLUMNS, *COLUMN_ROLES, *columns}
+    held = [lvl for lvl in df.index.names
+            if isinstance(lvl, str) and lvl in roles and lvl not in df.columns]
+    if held:
+        raise DataValidationError(
+            f"{name} holds {held} in its index, not as column(s), and only columns are read "
+            f"(an index of judges would make every row one judge; of contexts, one ranking "
+            f"of all). Fix: df.reset_index() before passing the table.")
 
 
 def check_header_rows(df: pd.DataFrame, name: str) -> None:

@@ -229,13 +229,16 @@ class PairwiseModel(PairwiseReports, BayesianModel):
                 f"interval); they carry no ranking information.")
         if self._ties:
             # no tie at all (per judge with tie="per_judge"): the tie logit's MLE is -inf
-            ties = np.bincount(comps.judge, weights=comps.outcomes[:, 1],
-                               minlength=len(comps.judges))
+            ties = np.bincount(comps.judge, comps.outcomes[:, 1], len(comps.judges))
             if self._per_judge_tie():
                 none = comps.judges[ties == 0]
                 who = f"comparisons.judge: judge(s) {show_values(list(none))} never said 'tie'"
             else:
-                none, who = [0] * int(ties.sum() == 0), "comparisons.outcome holds no tie"
+                none, who = [0] * int(ties.sum() == 0), "comparisons holds no tie"
+                if ties.sum() == comps.outcomes.sum() and self._is_flat("tie_logit"):
+                    raise DataValidationError("comparisons: every comparison is a tie (or p = "
+                                              "0.5): under priors='flat' the tie logit's MLE is "
+                                              "+inf. Fix: use the default priors.")
             if len(none) and self._is_flat("tie_logit"):
                 raise DataValidationError(
                     f"{who}: under the flat prior of tie_logit (priors='flat') its maximum-"

@@ -302,8 +302,9 @@ class PairwiseReports:
             out["aspect"] = np.tile(np.asarray(st["aspects"], dtype=object), len(st["judges"]))
         # input rows per judge (per judge and aspect; models saved before that: per judge)
         by_aspect = st.get("judge_aspect_rows") if per_aspect else None
-        out["n_comparisons"] = (np.asarray(by_aspect) if by_aspect is not None
-                                else np.repeat(st["judge_rows"], n_a if per_aspect else 1))
+        out["n_comparisons"] = np.rint(  # counts of rows: whole numbers (a saved fit: floats)
+            np.asarray(by_aspect) if by_aspect is not None
+            else np.repeat(st["judge_rows"], n_a if per_aspect else 1)).astype(np.int64)
         for name in ("discriminator", "tie_logit", "position_bias"):
             if name not in post or (name == "tie_logit" and post[name].ndim == 2):
                 continue

@@ -345,7 +345,8 @@ class PreferenceDistribution(BayesianModel):
                     f"items has no 'item' column (columns {list(items.columns)}); pass a "
                     f"table with an item column, or a list of item ids.")
             items = items["item"]
-        wanted = pd.Index(pd.unique(pd.Series(list(items), dtype=object)))
+        one = isinstance(items, (str, bytes)) or not np.iterable(items)  # "07": one item
+        wanted = pd.Index(pd.unique(pd.Series([items] if one else list(items), dtype=object)))
         pos = known.get_indexer(wanted)
         if (pos < 0).any():
             raise DataValidationError(

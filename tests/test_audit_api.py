@@ -1,0 +1,95 @@
+"""Python inputs that gave a wrong answer, an obscure failure or no word (a session's audit,
+2026-12-02): each case as a user met it, with what the package does now."""
+
+import copy
+import datetime
+import decimal
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayesjudge as bj
+from bayesjudge.baselines import arena_hard_score, linear_reward_score
+from bayesjudge.data import DataValidationError
+
+
+@pytest.mark.parametrize("score", [arena_hard_score, linear_reward_score])
+def test_graded_baselines_count_each_row_n_times(score):
+    # before: n was ignored and the ranking came out reversed (a: 0.75 against 0.375)
+    counted = pd.DataFrame({"left": ["a", "a", "b"], "right": ["b", "b", "c"],
+                            "outcome": ["A>>B", "B>A", "A=B"], "n": [1, 5, 2]})
+    long = counted.loc[counted.index.repeat(counted["n"])].drop(columns="n")
+    pd.testing.assert_frame_equal(score(counted), score(long))
+    if score is arena_hard_score:  # by hand: a wins 3 of its 3 + 5 battles
+        a = score(counted).set_index("item").loc["a"]
+        assert (a["n_comparisons"], a["n_battles"], a["score"]) == (6, 8, 3 / 8)
+
+
+def test_predict_reads_one_string_as_one_item():
+    ann = pd.DataFrame({"item": ["0", "7", "07"] * 2, "annotator": ["a"] * 3 + ["b"] * 3,
+                        "label": ["A", "B", "A", "A", "B", "B"]})
+    model = bj.PreferenceDistribution().fit(ann)
+    # before: the rows of items "0" and "7" (the characters of "07")
+    assert model.predict(items="07")["item"].tolist() == ["07"]
+    with pytest.raises(DataValidationError, match=r"items \[7\] were not in the fitted"):
+        model.predict(items=7)  # before: TypeError: 'int' object is not iterable
+
+
+@pytest.mark.parametrize("index", ["judge", "context"])
+def test_a_role_column_held_in_the_index_is_refused(index):
+    # before: BTSigma pooled every judge into '(one judge)' (or every context into one)
+    df = pd.DataFrame({"judge": ["j1", "j2"] * 10, "context": ["x"] * 10 + ["y"] * 10,
+                       "left": ["a", "b", "c", "a"] * 5, "right": ["b", "c", "a", "c"] * 5,
+                       "prob": [0.9, 0.6, 0.2, 0.55] * 5})
+    with pytest.raises(DataValidationError, match=rf"holds \['{index}'\] in its index.*"
+                                                  r"df\.reset_index\(\)"):
+        bj.BTSigma().fit(df.set_index(index))
+
+
+def test_flat_davidson_refuses_a_table_of_ties_only():
+    # before: tie_logit 23.6 with an interval of +-6e4, laplace_ok False only when reported
+    ties = pd.DataFrame({"left": ["a", "b", "c"] * 3, "right": ["b", "c", "a"] * 3,
+                         "outcome": ["tie"] * 9})
+    with pytest.raises(DataValidationError, match=r"every comparison is a tie.*MLE is \+inf"):
+        bj.DavidsonBT(priors="flat").fit(ties)
+    bj.DavidsonBT().fit(ties)  # the default priors make it proper
+
+
+@pytest.mark.parametrize("ids", [
+    [datetime.date(2024, 1, 1)] * 8 + [datetime.date(2024, 1, 2)] * 8,
+    pd.to_datetime(["2024-01-01"] * 8 + ["2024-01-02"] * 8),
+    [decimal.Decimal("1")] * 8 + [decimal.Decimal("2")] * 8,
+    [("m", "a")] * 8 + [("m", "b")] * 8,
+])
+def test_ids_that_cannot_be_saved_are_refused_at_fit(ids):
+    # before: the fit passed; save raised "cannot serialise date", ranking() failed on tuples
+    df = pd.DataFrame({"left": ["a", "b", "c", "a"] * 4, "right": ["b", "c", "a", "c"] * 4,
+                       "outcome": ["left", "left", "right", "tie"] * 4, "context": ids})
+    with pytest.raises(DataValidationError, match=r"comparisons\.context holds ids of type "
+                                                  r".*astype\(str\)"):
+        bj.DavidsonBT().fit(df)
+    bj.DavidsonBT().fit(df.assign(context=df["context"].astype(str)))
+
+
+def test_a_fitted_model_pickles_as_its_model_file(tmp_path):
+    # before: "'functools.partial' object has no attribute '__name__'"
+    df = pd.DataFrame({"left": ["a", "b", "c", "a"] * 4, "right": ["b", "c", "a", "c"] * 4,
+                       "outcome": ["left", "left", "right", "tie"] * 4,
+                       "context": ["007"] * 8 + ["7"] * 8})
+    model = bj.DavidsonBT().fit(df)
+    back = pickle.loads(pickle.dumps(model))
+    pd.testing.assert_frame_equal(back.ranking(), model.ranking())
+    assert back.ranking()["context"].unique().tolist() == ["007", "7"]
+    assert pickle.loads(pickle.dumps(bj.DavidsonBT(tie="per_judge"))).get_params() == \
+        bj.DavidsonBT(tie="per_judge").get_params()
+    shallow = copy.copy(model)  # bj.compare's refits: still a shallow copy
+    assert shallow._engine is model._engine and shallow is not model
+
+
+def test_judges_counts_comparisons_in_whole_numbers():
+    df = pd.DataFrame({"judge": ["j1", "j2"] * 10, "left": ["a", "b", "c", "a"] * 5,
+                       "right": ["b", "c", "a", "c"] * 5, "prob": [0.9, 0.6, 0.2, 0.55] * 5})
+    counts = bj.BTSigma().fit(df).judges()["n_comparisons"]
+    assert counts.dtype == np.int64 and counts.tolist() == [10, 10]
