@@ -5,6 +5,7 @@ import copy
 import datetime
 import decimal
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,7 @@ import pytest
 import bayesjudge as bj
 from bayesjudge.baselines import arena_hard_score, linear_reward_score
 from bayesjudge.data import DataValidationError
+from bayesjudge.models.misclassification import IdentifiabilityWarning
 
 
 @pytest.mark.parametrize("score", [arena_hard_score, linear_reward_score])
@@ -93,3 +95,23 @@ def test_judges_counts_comparisons_in_whole_numbers():
                        "right": ["b", "c", "a", "c"] * 5, "prob": [0.9, 0.6, 0.2, 0.55] * 5})
     counts = bj.BTSigma().fit(df).judges()["n_comparisons"]
     assert counts.dtype == np.int64 and counts.tolist() == [10, 10]
+
+
+def test_flat_prior_on_a_perfect_calibration_class_flags_its_zero_width_interval(tmp_path):
+    # before: no word at fit, and summarize() gave sensitivity [1, 1] with laplace_ok=True.
+    # Haldane's Beta(0, 0) with tp = m1 leaves the posterior q1^(m1-1) / (1 - q1): improper.
+    with pytest.warns(IdentifiabilityWarning, match=r"sensitivity: 100 of 100 .*improper"):
+        model = bj.MisclassificationModel(priors="flat").fit_counts(480, 1000, 100, 100, 70, 100)
+    theta_hat = (0.48 + 0.7 - 1) / (0.7 + 1.0 - 1)  # eq. (5): the MAP is still the MLE
+    assert float(model.map_["accuracy"]) == pytest.approx(theta_hat, abs=1e-6)
+    with pytest.warns(UserWarning, match=r"laplace_ok=False\): \['sensitivity'\]"):
+        table = model.summarize()
+    assert table["laplace_ok"].to_dict() == {"accuracy": True, "specificity": True,
+                                             "sensitivity": False}
+    model.save(tmp_path / "fit.nc")
+    with pytest.warns(UserWarning, match=r"\['sensitivity'\]"):
+        assert not bj.load(tmp_path / "fit.nc").summarize().loc["sensitivity", "laplace_ok"]
+    with warnings.catch_warnings():  # a proper prior: an interval exists, nothing to say
+        warnings.simplefilter("error")
+        proper = bj.MisclassificationModel().fit_counts(480, 1000, 100, 100, 70, 100)
+        assert proper.summarize()["laplace_ok"].all()

@@ -316,3 +316,14 @@ def test_alignment_error_with_ties_counts_a_tie_as_half_a_vote():
     res = alignment_error(pd.DataFrame({"item": s.p_star["item"], "prob": off}), fit)
     truth = np.mean((off - q) ** 2)
     assert res["alignment_error_lower"] < truth < res["alignment_error_upper"]
+
+
+def test_alignment_error_says_it_does_not_use_the_swapped_order(map_fit):
+    # before 2026-12-02: a prob_swapped column was dropped without a word
+    s = simulate_autorater(300, (1, 4), population_mean=0.6, concentration=3.0,
+                           temperature=2.0, swapped=True, random_seed=11)
+    assert "prob_swapped" in s.outputs
+    with pytest.warns(UserWarning, match=r"prob_swapped is not used.*1 - prob_swapped"):
+        both = alignment_error(s.outputs, map_fit)
+    one = alignment_error(s.outputs[["item", "prob"]], map_fit)
+    pd.testing.assert_series_equal(both, one)

@@ -27,6 +27,10 @@ from bayesjudge.engine import warn_user
 CONFLICT_LR = float(stats.chi2.ppf(0.999, 1))
 
 
+class IdentifiabilityWarning(UserWarning):
+    """The calibration data say q0 + q1 <= 1: theta is (nearly) not identified."""
+
+
 class CalibrationConflictWarning(UserWarning):
     """The test items' judged rate is outside what the calibrated judge can produce."""
 
@@ -95,3 +99,37 @@ def weakly_identified(cal: MisclassificationCounts) -> np.ndarray:
         a0, a1 = (np.asarray(cal.tn) + 0.5) / (m0 + 1), (np.asarray(cal.tp) + 0.5) / (m1 + 1)
         se = np.sqrt(a0 * (1 - a0) / m0 + a1 * (1 - a1) / m1)
     return (q0 + q1 - 2 * se) <= 1
+
+
+#: A flat-logit probability whose MAP logit exceeds this in size (within 3e-7 of 0 or 1)
+#: rests on the boundary: its MLE is 0 or 1 and, under the flat prior, its posterior has
+#: no finite mass there (see :func:`warn_if_improper`).
+BOUNDARY_LOGIT = 15.0
+
+
+def warn_if_improper(counts: MisclassificationCounts, flat: dict[str, bool]) -> list[str]:
+    """Warn when a flat-logit prior meets a calibration class judged all right or all
+    wrong; returns the names of those probabilities.
+
+    A flat prior on the logit is Haldane's Beta(0, 0). With ``tp = m1`` the posterior of
+    the sensitivity is proportional to ``q1^(m1 - 1) (1 - q1)^-1``, which has infinite mass
+    at 1 (likewise ``tp = 0``, and ``tn`` for the specificity): the MAP is the maximum-
+    likelihood estimate (Rogan-Gladen stays exact), but no credible interval exists, and
+    the Laplace draws all sit at the boundary (a zero-width interval). MAP fits flag the
+    row ``laplace_ok = False``; the fix is a proper prior (the default Beta(1, 1)).
+    """
+    parts = []
+    classes = (("specificity", counts.tn, counts.m0), ("sensitivity", counts.tp, counts.m1))
+    for name, k, m in classes:
+        k, m = np.asarray(k), np.asarray(m)
+        if flat.get(name) and ((k == 0) | (k == m)).any():
+            parts.append((name, f"{name}: {int(k[0])} of {int(m[0])} calibration items "
+                                f"judged right"))
+    if parts:
+        warn_user(
+            f"under the flat (Haldane) prior on the logit, {'; '.join(p for _, p in parts)}: "
+            f"the maximum-likelihood estimate is at 0 or 1 and the posterior there is "
+            f"improper, so the MAP stands but no interval exists (flagged laplace_ok=False). "
+            f"Fix: use the default priors (priors=None) for intervals.",
+            IdentifiabilityWarning)
+    return [name for name, _ in parts]

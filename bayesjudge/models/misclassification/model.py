@@ -32,7 +32,13 @@ from bayesjudge.data import (
 )
 from bayesjudge.engine import warn_user
 from bayesjudge.engine.laplace_check import warn_flagged
-from bayesjudge.models.misclassification.checks import warn_if_conflicting, weakly_identified
+from bayesjudge.models.misclassification.checks import (
+    BOUNDARY_LOGIT,
+    IdentifiabilityWarning,
+    warn_if_conflicting,
+    warn_if_improper,
+    weakly_identified,
+)
 from bayesjudge.models.misclassification.starts import (
     GOOD_JUDGE_START,
     map_starts,
@@ -47,9 +53,6 @@ PROBABILITIES = ("accuracy", "specificity", "sensitivity")
 # Warnings point at the first frame outside the package (the user's fit call),
 # however deep inside bayesjudge they are raised.
 
-
-class IdentifiabilityWarning(UserWarning):
-    """The calibration data say q0 + q1 <= 1: theta is (nearly) not identified."""
 
 
 def judged_rate(theta, q0, q1):
@@ -311,6 +314,7 @@ class MisclassificationModel(BayesianModel):
         check_calibration_classes(counts)
         warn_if_not_identified(counts, counts.systems)
         warn_if_conflicting(counts)
+        warn_if_improper(counts, {k: self._is_flat(k) for k in PROBABILITIES})
         successes, trials = (a[0] for a in counts_arrays(counts))
         return FitData(
             data={"successes": successes, "trials": trials},
@@ -324,6 +328,16 @@ class MisclassificationModel(BayesianModel):
 
     def _map_starts(self, fd: FitData, engine) -> list[np.ndarray | None]:
         return map_starts(engine, fd.extra["counts"], pooled=True)
+
+    def laplace_ok(self, name: str) -> np.ndarray:
+        """:meth:`BayesianModel.laplace_ok`, and False for a flat-logit probability whose
+        MAP rests on 0 or 1: its posterior is improper there and the Laplace draws all sit
+        at the boundary (a zero-width interval; :func:`checks.warn_if_improper`)."""
+        ok = super().laplace_ok(name)
+        logit = self.map_.get(f"{name}_logit")
+        if logit is not None and self._is_flat(name):
+            ok = ok & ~(np.abs(np.asarray(logit)) > BOUNDARY_LOGIT)
+        return ok
 
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()

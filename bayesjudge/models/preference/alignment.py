@@ -99,6 +99,11 @@ def alignment_error(
             f"judge_prob.judge holds {len(judges)} judges {show_values(judges)}: the alignment "
             f"error is one judge's (its items would count once per judge). Fix: one call per "
             f"judge (judge_prob[judge_prob.judge == name]), or metric_table for every judge.")
+    if outputs.prob_swapped is not None:  # before 2026-12-02: ignored without a word
+        warn_user("alignment_error scores judge_prob.prob (the original order) only; "
+                  "judge_prob.prob_swapped is not used. For the order-averaged judge pass "
+                  "prob = (prob + 1 - prob_swapped) / 2; metric_table reports its "
+                  "consistency and symmetry deviation.")
     ac = preference_model.annotation_counts()
     counts = ac.counts[align_outputs(outputs, ac)]
     patterns, inverse = unique_rows(counts)
