@@ -27,8 +27,11 @@ from bayesjudge.engine import warn_user
 CONFLICT_LR = float(stats.chi2.ppf(0.999, 1))
 
 
+# Warnings point at the first frame outside the package (the user's fit call),
+# however deep inside bayesjudge they are raised.
 class IdentifiabilityWarning(UserWarning):
-    """The calibration data say q0 + q1 <= 1: theta is (nearly) not identified."""
+    """The calibration data say q0 + q1 <= 1 (theta is nearly not identified), or a flat
+    prior leaves the posterior improper (:func:`warn_if_improper`)."""
 
 
 class CalibrationConflictWarning(UserWarning):
@@ -107,9 +110,9 @@ def weakly_identified(cal: MisclassificationCounts) -> np.ndarray:
 BOUNDARY_LOGIT = 15.0
 
 
-def warn_if_improper(counts: MisclassificationCounts, flat: dict[str, bool]) -> list[str]:
+def warn_if_improper(counts: MisclassificationCounts, flat: dict[str, bool]) -> None:
     """Warn when a flat-logit prior meets a calibration class judged all right or all
-    wrong; returns the names of those probabilities.
+    wrong (one system's counts: :class:`MisclassificationModel`).
 
     A flat prior on the logit is Haldane's Beta(0, 0). With ``tp = m1`` the posterior of
     the sensitivity is proportional to ``q1^(m1 - 1) (1 - q1)^-1``, which has infinite mass
@@ -118,18 +121,13 @@ def warn_if_improper(counts: MisclassificationCounts, flat: dict[str, bool]) -> 
     the Laplace draws all sit at the boundary (a zero-width interval). MAP fits flag the
     row ``laplace_ok = False``; the fix is a proper prior (the default Beta(1, 1)).
     """
-    parts = []
     classes = (("specificity", counts.tn, counts.m0), ("sensitivity", counts.tp, counts.m1))
-    for name, k, m in classes:
-        k, m = np.asarray(k), np.asarray(m)
-        if flat.get(name) and ((k == 0) | (k == m)).any():
-            parts.append((name, f"{name}: {int(k[0])} of {int(m[0])} calibration items "
-                                f"judged right"))
+    parts = [f"{name}: {int(k[0])} of {int(m[0])} calibration items judged right"
+             for name, k, m in classes if flat.get(name) and (k[0] == 0 or k[0] == m[0])]
     if parts:
         warn_user(
-            f"under the flat (Haldane) prior on the logit, {'; '.join(p for _, p in parts)}: "
+            f"under the flat (Haldane) prior on the logit, {'; '.join(parts)}: "
             f"the maximum-likelihood estimate is at 0 or 1 and the posterior there is "
             f"improper, so the MAP stands but no interval exists (flagged laplace_ok=False). "
             f"Fix: use the default priors (priors=None) for intervals.",
             IdentifiabilityWarning)
-    return [name for name, _ in parts]

@@ -50,9 +50,6 @@ OBS = ("test", "calibration_0", "calibration_1")
 """The three binomial observations: judged_pos of n test items (prob. p), tn of
 the m0 human-'incorrect' calibration items (q0), tp of the m1 human-'correct' ones (q1)."""
 PROBABILITIES = ("accuracy", "specificity", "sensitivity")
-# Warnings point at the first frame outside the package (the user's fit call),
-# however deep inside bayesjudge they are raised.
-
 
 
 def judged_rate(theta, q0, q1):
