@@ -28,7 +28,7 @@ from bayesjudge.data import check_ci_prob
 from bayesjudge.data.frames import as_pandas
 from bayesjudge.engine import MAPResult, Sampler, get_engine
 from bayesjudge.engine.diagnostics import check_convergence, summary_table
-from bayesjudge.engine.laplace_check import laplace_attrs, read_flags, warn_flagged
+from bayesjudge.engine.laplace_check import NUTS_FIX, laplace_attrs, read_flags, warn_flagged
 from bayesjudge.lazy import import_subpackages
 from bayesjudge.persistence import (
     ModelFileError,
@@ -40,16 +40,8 @@ from bayesjudge.persistence import (
 from bayesjudge.priors import Prior, resolve_priors
 from bayesjudge.structures import ExampleData, FitData, check_fit_tables, label_dims, posterior_tree
 
-__all__ = [
-    "CI_PROB",
-    "BayesianModel",
-    "ExampleData",
-    "FitData",
-    "ModelFileError",
-    "NotFittedError",
-    "load",
-    "registered_models",
-]
+__all__ = ["CI_PROB", "BayesianModel", "ExampleData", "FitData", "ModelFileError",
+           "NotFittedError", "load", "registered_models"]
 
 LAPLACE_DRAWS = 1000
 
@@ -344,6 +336,10 @@ class BayesianModel(PicklesAsModelFile, ABC):
             self._post = label_dims(post, fd)
         return self._post
 
+    def _laplace_fix(self) -> str:
+        """The advice of the warning that names rows flagged ``laplace_ok=False``."""
+        return NUTS_FIX
+
     def laplace_ok(self, name: str) -> np.ndarray:
         """Per element of ``name``: False where its MAP interval is untrustworthy."""
         post = self._posterior()
@@ -385,7 +381,7 @@ class BayesianModel(PicklesAsModelFile, ABC):
             names = self._summary_vars
             table.insert(0, "map", np.concatenate([np.ravel(self.map_[n]) for n in names]))
             table["laplace_ok"] = np.concatenate([self.laplace_ok(n).ravel() for n in names])
-            warn_flagged(table.rename_axis("_row").reset_index(), ["_row"])
+            warn_flagged(table.rename_axis("_row").reset_index(), ["_row"], self._laplace_fix())
         return table
 
     # -- persistence ------------------------------------------------------------------

@@ -13,7 +13,8 @@ import pytest
 
 import bayesjudge as bj
 from bayesjudge.baselines import arena_hard_score, linear_reward_score
-from bayesjudge.data import DataValidationError
+from bayesjudge.data import DataValidationError, validate_judgment_counts
+from bayesjudge.engine.messages import FitError
 from bayesjudge.models.misclassification import IdentifiabilityWarning
 
 
@@ -97,6 +98,32 @@ def test_judges_counts_comparisons_in_whole_numbers():
     assert counts.dtype == np.int64 and counts.tolist() == [10, 10]
 
 
+@pytest.mark.parametrize("pooling, tp, who", [
+    ("none", [100, 40], r"a: sensitivity: 100 of 100"),
+    ("complete", [100, 50], r"all systems pooled, sensitivity: 150 of 150"),
+    ("partial", [100, 50], r"all systems pooled, sensitivity: 150 of 150")])
+def test_hierarchical_flat_prior_on_a_perfect_calibration_class_says_why_no_interval(
+        pooling, tp, who):
+    # before: a ConvergenceWarning at fit, then summarize()'s FitError advised NUTS, which
+    # cannot sample an improper posterior (Haldane's Beta(0, 0) on a perfect class).
+    counts = validate_judgment_counts([480, 300], [1000, 600], tp, [100, 50], [70, 30],
+                                      [100, 40], systems=["a", "b"])
+    with pytest.warns(IdentifiabilityWarning, match=who + r" .*improper"):
+        model = bj.HierarchicalMisclassificationModel(pooling=pooling, priors="flat").fit(counts)
+    if pooling == "none":  # the MAP is each system's MLE, eq. (5)
+        np.testing.assert_allclose(model.map_["accuracy"], [(0.48 + 0.7 - 1) / 0.7,
+                                                            (0.5 + 0.75 - 1) / 0.55], atol=1e-6)
+    with pytest.raises(FitError, match=who + r".*improper.*default priors") as err:
+        model.summarize()
+    assert "nuts" not in str(err.value)
+    with warnings.catch_warnings():  # one system's imperfect class alone is proper
+        warnings.simplefilter("error")
+        if pooling != "none":
+            bj.HierarchicalMisclassificationModel(pooling=pooling, priors="flat").fit(
+                validate_judgment_counts([480, 300], [1000, 600], [100, 40], [100, 50],
+                                         [70, 30], [100, 40], systems=["a", "b"]))
+
+
 def test_flat_prior_on_a_perfect_calibration_class_flags_its_zero_width_interval(tmp_path):
     # before: no word at fit, and summarize() gave sensitivity [1, 1] with laplace_ok=True.
     # Haldane's Beta(0, 0) with tp = m1 leaves the posterior q1^(m1-1) / (1 - q1): improper.
@@ -104,7 +131,9 @@ def test_flat_prior_on_a_perfect_calibration_class_flags_its_zero_width_interval
         model = bj.MisclassificationModel(priors="flat").fit_counts(480, 1000, 100, 100, 70, 100)
     theta_hat = (0.48 + 0.7 - 1) / (0.7 + 1.0 - 1)  # eq. (5): the MAP is still the MLE
     assert float(model.map_["accuracy"]) == pytest.approx(theta_hat, abs=1e-6)
-    with pytest.warns(UserWarning, match=r"laplace_ok=False\): \['sensitivity'\]"):
+    # (the advice is a proper prior: NUTS cannot sample an improper posterior)
+    with pytest.warns(UserWarning, match=r"laplace_ok=False\): \['sensitivity'\]\. "
+                                         r"sensitivity rest\(s\) on 0 or 1 .*default priors"):
         table = model.summarize()
     assert table["laplace_ok"].to_dict() == {"accuracy": True, "specificity": True,
                                              "sensitivity": False}

@@ -245,6 +245,14 @@ def test_judges_and_unused_levels(parity_table):
     no_tie = parity_table[parity_table["outcome"] != "A=B"]
     with pytest.warns(UserWarning, match=r"level\(s\) \['A=B'\] never observed"):
         bj.OrdinalBT().fit(no_tie)
+    # symmetric cut points: "A>>B" unused is fine while its mirror "B>>A" is seen (they
+    # share c_M); before, this warned that the cut point had no finite MLE
+    no_top = parity_table[parity_table["outcome"] != "A>>B"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bj.OrdinalBT().fit(no_top)
+    with pytest.warns(UserWarning, match=r"level\(s\) \['A>>B'\] never observed"):
+        bj.OrdinalBT(cutpoints="free").fit(no_top)
 
 
 def test_leave_one_cell_out_equals_the_table_without_its_rows(parity_table):

@@ -342,14 +342,17 @@ def read_flags(text: str | None, name: str, shape: tuple[int, ...]) -> np.ndarra
     return np.ones(shape, dtype=bool) if value is None else np.asarray(value, dtype=bool)
 
 
-def warn_flagged(table, label: list[str]):
+#: What to do about a flagged row, unless the model knows better (``_laplace_fix``).
+NUTS_FIX = "Refit with method='nuts' for their intervals."
+
+
+def warn_flagged(table, label: list[str], fix: str = NUTS_FIX):
     """Warn naming the rows of ``table`` whose ``laplace_ok`` is False; returns ``table``."""
     bad = ~table["laplace_ok"].to_numpy(bool)
     if bad.any():
         warn_user(
             f"{bad.sum()} row(s) have Laplace intervals that the Gaussian approximation cannot "
-            f"be trusted for (laplace_ok=False): {_row_names(table, bad, label)}. "
-            f"Refit with method='nuts' for their intervals.")
+            f"be trusted for (laplace_ok=False): {_row_names(table, bad, label)}. {fix}")
     return table
 
 

@@ -17,6 +17,7 @@ import pymc as pm
 
 from bayesjudge.base import FitData
 from bayesjudge.models.bradley_terry.base import PairwiseModel
+from bayesjudge.models.bradley_terry.discriminator_check import DiscriminatorChecks
 from bayesjudge.models.bradley_terry.kernel import bt_loglik
 from bayesjudge.priors import Prior
 
@@ -119,7 +120,7 @@ class BradleyTerry(PairwiseModel):
         return model
 
 
-class BTSigma(PairwiseModel):
+class BTSigma(DiscriminatorChecks, PairwiseModel):
     r"""BT-sigma: Bradley-Terry with one discriminator per judge (eq. 13).
 
     .. math::

@@ -18,13 +18,14 @@ import pytensor.tensor as pt
 
 from bayesjudge.base import FitData
 from bayesjudge.models.bradley_terry.base import PairwiseModel
+from bayesjudge.models.bradley_terry.discriminator_check import DiscriminatorChecks
 from bayesjudge.models.bradley_terry.kernel import davidson_loglik
 from bayesjudge.priors import Prior
 
 __all__ = ["DavidsonBT"]
 
 
-class DavidsonBT(PairwiseModel):
+class DavidsonBT(DiscriminatorChecks, PairwiseModel):
     r"""Bradley-Terry with Davidson ties, optional discriminators and positional bias.
 
     With :math:`\pi = e^{s}` and margin :math:`d = (s_i - s_j)/\sigma_k + b_k`:

@@ -296,6 +296,8 @@ class OrdinalBT(OrdinalReports, PairwiseModel):
                           f"wide interval).")
         used = np.zeros((len(comps.judges), len(levels)), dtype=bool)
         np.logical_or.at(used, comps.judge, counts > 0)
+        if self._symmetric():  # a level and its mirror image share their cut points
+            used = used | used[:, ::-1]
         per_judge = self.per_judge_cutpoints and len(comps.judges) > 1
         unused = [f"{comps.judges[j]}: {levels[m]}" for j, m in zip(*np.nonzero(~used))] \
             if per_judge else [levels[m] for m in np.flatnonzero(~used.any(axis=0))]

@@ -21,6 +21,7 @@ from scipy import stats
 
 from bayesjudge.data import MisclassificationCounts
 from bayesjudge.engine import warn_user
+from bayesjudge.engine.messages import FitError
 
 #: Likelihood-ratio statistic above which the test rate conflicts with the calibration:
 #: the chi-square(1) 0.999 quantile (theta at a boundary is conservative for chi-bar).
@@ -31,7 +32,7 @@ CONFLICT_LR = float(stats.chi2.ppf(0.999, 1))
 # however deep inside bayesjudge they are raised.
 class IdentifiabilityWarning(UserWarning):
     """The calibration data say q0 + q1 <= 1 (theta is nearly not identified), or a flat
-    prior leaves the posterior improper (:func:`warn_if_improper`)."""
+    prior leaves the posterior improper (:func:`improper_classes`)."""
 
 
 class CalibrationConflictWarning(UserWarning):
@@ -106,28 +107,100 @@ def weakly_identified(cal: MisclassificationCounts) -> np.ndarray:
 
 #: A flat-logit probability whose MAP logit exceeds this in size (within 3e-7 of 0 or 1)
 #: rests on the boundary: its MLE is 0 or 1 and, under the flat prior, its posterior has
-#: no finite mass there (see :func:`warn_if_improper`).
+#: no finite mass there (see :func:`improper_classes`).
 BOUNDARY_LOGIT = 15.0
 
 
-def warn_if_improper(counts: MisclassificationCounts, flat: dict[str, bool]) -> None:
-    """Warn when a flat-logit prior meets a calibration class judged all right or all
-    wrong (one system's counts: :class:`MisclassificationModel`).
+def at_boundary(q) -> np.ndarray:
+    """Per value of the probability ``q``: its logit exceeds :data:`BOUNDARY_LOGIT` in size."""
+    q = np.asarray(q, dtype=float)
+    with np.errstate(divide="ignore"):
+        return np.abs(np.log(q) - np.log1p(-q)) > BOUNDARY_LOGIT
+
+
+def improper_classes(counts: MisclassificationCounts, flat: dict[str, bool],
+                     pooled: bool = False) -> list[str]:
+    """The calibration classes whose flat-logit posterior is improper, described.
 
     A flat prior on the logit is Haldane's Beta(0, 0). With ``tp = m1`` the posterior of
     the sensitivity is proportional to ``q1^(m1 - 1) (1 - q1)^-1``, which has infinite mass
     at 1 (likewise ``tp = 0``, and ``tn`` for the specificity): the MAP is the maximum-
     likelihood estimate (Rogan-Gladen stays exact), but no credible interval exists, and
-    the Laplace draws all sit at the boundary (a zero-width interval). MAP fits flag the
-    row ``laplace_ok = False``; the fix is a proper prior (the default Beta(1, 1)).
+    the Laplace draws all sit at the boundary (a zero-width interval), or the Hessian
+    there is singular.
+
+    One row per system is checked (:class:`MisclassificationModel`, and
+    ``HierarchicalMisclassificationModel(pooling="none")``, whose systems have their own
+    flat logits). ``pooled=True``: the counts summed over systems (complete or partial
+    pooling, whose flat prior is on the logit mean: improper when every system's class is
+    judged all right, or all wrong).
     """
-    classes = (("specificity", counts.tn, counts.m0), ("sensitivity", counts.tp, counts.m1))
-    parts = [f"{name}: {int(k[0])} of {int(m[0])} calibration items judged right"
-             for name, k, m in classes if flat.get(name) and (k[0] == 0 or k[0] == m[0])]
-    if parts:
-        warn_user(
-            f"under the flat (Haldane) prior on the logit, {'; '.join(parts)}: "
-            f"the maximum-likelihood estimate is at 0 or 1 and the posterior there is "
-            f"improper, so the MAP stands but no interval exists (flagged laplace_ok=False). "
-            f"Fix: use the default priors (priors=None) for intervals.",
-            IdentifiabilityWarning)
+    cal = counts.pooled_calibration() if pooled else counts
+    rows = range(1) if pooled else range(len(cal))
+    classes = (("specificity", cal.tn, cal.m0), ("sensitivity", cal.tp, cal.m1))
+    parts = []
+    for r in rows:
+        who = "all systems pooled, " if pooled else (
+            "" if len(cal) == 1 else f"{cal.systems[r]}: ")
+        parts += [f"{who}{name}: {int(k[r])} of {int(m[r])} calibration items judged right"
+                  for name, k, m in classes
+                  if flat.get(name) and m[r] > 0 and (k[r] == 0 or k[r] == m[r])]
+    return parts
+
+
+IMPROPER_FIX = "Fix: use the default priors (priors=None) for intervals."
+
+
+class BoundaryFlags:
+    """Flat-logit probabilities on the boundary, for the misclassification models.
+
+    At fit (:meth:`_check_improper`), an ``IdentifiabilityWarning`` names the calibration
+    classes whose flat-prior posterior is improper (:func:`improper_classes`).
+    ``laplace_ok`` is False for a flat-logit probability whose MAP rests on 0 or 1 (a
+    zero-width interval; :func:`at_boundary`), and where the Hessian there is singular the
+    FitError says why instead of suggesting NUTS (which cannot sample an improper
+    posterior). A model names its flat-logit probabilities in ``_flat_logits()``.
+    """
+
+    _improper_: tuple[str, ...] = ()
+
+    def _flat_logits(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def _check_improper(self, counts: MisclassificationCounts, pooled: bool = False) -> None:
+        flat = self._flat_logits()
+        self._improper_ = tuple(improper_classes(
+            counts, {k: k in flat for k in ("specificity", "sensitivity")}, pooled))
+        if self._improper_:
+            warn_user(
+                f"under the flat (Haldane) prior on the logit, {'; '.join(self._improper_)}: "
+                f"the maximum-likelihood estimate is at 0 or 1 and the posterior there is "
+                f"improper, so the MAP stands but no interval exists (flagged "
+                f"laplace_ok=False). {IMPROPER_FIX}", IdentifiabilityWarning)
+
+    def _posterior(self):
+        try:
+            return super()._posterior()
+        except FitError as err:
+            if not self._improper_:
+                raise
+            raise FitError(
+                f"no interval exists: under the flat (Haldane) prior on the logit, "
+                f"{'; '.join(self._improper_)}, so the posterior is improper (the Hessian at "
+                f"the MAP is singular). The MAP (map_) is the maximum-likelihood estimate. "
+                f"{IMPROPER_FIX}") from err
+
+    def _laplace_fix(self) -> str:
+        edge = [n for n in self._flat_logits() if at_boundary((self.map_ or {}).get(n, 0.5)).any()]
+        if not edge:
+            return super()._laplace_fix()
+        return (f"{', '.join(edge)} rest(s) on 0 or 1 under the flat prior, where the posterior "
+                f"is improper: no interval exists, and NUTS cannot sample it either. "
+                f"{IMPROPER_FIX}")
+
+    def laplace_ok(self, name: str) -> np.ndarray:  # noqa: D102 (BayesianModel.laplace_ok)
+        ok = super().laplace_ok(name)
+        q = (self.map_ or {}).get(name)
+        if q is not None and name in self._flat_logits():
+            ok = ok & ~at_boundary(q).reshape(np.shape(ok))
+        return ok

@@ -28,7 +28,7 @@ from bayesjudge.data import DataValidationError, check_calibration_classes, chec
 from bayesjudge.engine.diagnostics import share_mcse
 from bayesjudge.engine.laplace_check import warn_flagged, warn_point_outside
 from bayesjudge.engine.messages import warn_user
-from bayesjudge.models.misclassification.checks import warn_if_conflicting
+from bayesjudge.models.misclassification.checks import BoundaryFlags, warn_if_conflicting
 from bayesjudge.models.misclassification.model import (
     OBS,
     PROBABILITIES,
@@ -54,7 +54,7 @@ Pooling = Literal["partial", "complete", "none"]
 RATES = ("specificity", "sensitivity")
 
 
-class HierarchicalMisclassificationModel(BayesianModel):
+class HierarchicalMisclassificationModel(BoundaryFlags, BayesianModel):
     r"""Bias-adjusted accuracies of K systems judged by one judge, with pooled q0, q1.
 
     For system k with test counts (judged_pos_k of n_k) and calibration counts
@@ -216,6 +216,7 @@ class HierarchicalMisclassificationModel(BayesianModel):
             # partial pooling lets each system's rates leave the pooled ones: only a conflict
             # with the system's own calibration (free rates, the looser bound) is certain
             warn_if_conflicting(pooled if self.pooling == "complete" else counts)
+        self._check_improper(counts, pooled=self.pooling != "none")
         successes, trials = counts_arrays(counts)
         systems = list(counts.systems)  # ids exactly as the user gave them (not str()ed)
         return FitData(
@@ -234,6 +235,12 @@ class HierarchicalMisclassificationModel(BayesianModel):
 
     def _map_starts(self, fd: FitData, engine) -> list[np.ndarray | None]:
         return map_starts(engine, fd.extra["counts"], pooled=self.pooling != "none")
+
+    def _flat_logits(self) -> tuple[str, ...]:
+        # a flat logit mean: the systems' own logits (none), or their common one
+        flat = [k for k in RATES if self._is_flat(f"{k}_logit_mean")]
+        return ("accuracy",) * self._is_flat("accuracy") + tuple(
+            n for k in flat for n in (k, f"judge_{k}"))
 
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()
@@ -322,7 +329,8 @@ class HierarchicalMisclassificationModel(BayesianModel):
         point = self.map_ if self.method_ == "map" else None
         ok = {q: self.laplace_ok(q) for q in draws} if point is not None else None
         table = posterior_table(draws, ci_prob, systems=self.systems_, point=point,
-                                include_draws=include_draws, laplace_ok=ok)
+                                include_draws=include_draws, laplace_ok=ok,
+                                fix=self._laplace_fix())
         self._warn_weakly_identified(ci_prob)
         return table.sort_values(
             ["system", "quantity"], key=_system_order(self.systems_), ignore_index=True
@@ -357,7 +365,7 @@ class HierarchicalMisclassificationModel(BayesianModel):
                                         lambda hits: share_mcse(hits, post, laplace)))
         if laplace:
             out["laplace_ok"] = self.laplace_ok("accuracy")
-            warn_flagged(out, ["system"])
+            warn_flagged(out, ["system"], self._laplace_fix())
             warn_point_outside(out, ["system"], ["accuracy", "rank"],
                                "HierarchicalMisclassificationModel.ranking")
         self._warn_weakly_identified(ci_prob)

@@ -31,12 +31,11 @@ from bayesjudge.data import (
     validate_misclassification,
 )
 from bayesjudge.engine import warn_user
-from bayesjudge.engine.laplace_check import warn_flagged
+from bayesjudge.engine.laplace_check import NUTS_FIX, warn_flagged
 from bayesjudge.models.misclassification.checks import (
-    BOUNDARY_LOGIT,
+    BoundaryFlags,
     IdentifiabilityWarning,
     warn_if_conflicting,
-    warn_if_improper,
     weakly_identified,
 )
 from bayesjudge.models.misclassification.starts import (
@@ -147,6 +146,7 @@ def posterior_table(
     point: Mapping[str, np.ndarray] | None = None,
     include_draws: bool = False,
     laplace_ok: Mapping[str, np.ndarray] | None = None,
+    fix: str = NUTS_FIX,
 ) -> pd.DataFrame:
     """Mean, sd, median and equal-tailed interval of each quantity (and system).
 
@@ -178,7 +178,7 @@ def posterior_table(
             rows.append(row)
     table = pd.DataFrame(rows)
     if laplace_ok is not None:
-        warn_flagged(table, ["system", "quantity"] if systems is not None else ["quantity"])
+        warn_flagged(table, ["system", "quantity"] if systems is not None else ["quantity"], fix)
     return table
 
 
@@ -209,7 +209,7 @@ def simulate_judgments(
     return pd.concat(tests, ignore_index=True), pd.concat(cals, ignore_index=True)
 
 
-class MisclassificationModel(BayesianModel):
+class MisclassificationModel(BoundaryFlags, BayesianModel):
     r"""Bias-adjusted accuracy of one evaluated system from an imperfect LLM judge.
 
     With test counts (``judged_pos`` of ``n``) and calibration confusion counts
@@ -311,7 +311,7 @@ class MisclassificationModel(BayesianModel):
         check_calibration_classes(counts)
         warn_if_not_identified(counts, counts.systems)
         warn_if_conflicting(counts)
-        warn_if_improper(counts, {k: self._is_flat(k) for k in PROBABILITIES})
+        self._check_improper(counts)
         successes, trials = (a[0] for a in counts_arrays(counts))
         return FitData(
             data={"successes": successes, "trials": trials},
@@ -326,15 +326,8 @@ class MisclassificationModel(BayesianModel):
     def _map_starts(self, fd: FitData, engine) -> list[np.ndarray | None]:
         return map_starts(engine, fd.extra["counts"], pooled=True)
 
-    def laplace_ok(self, name: str) -> np.ndarray:
-        """:meth:`BayesianModel.laplace_ok`, and False for a flat-logit probability whose
-        MAP rests on 0 or 1: its posterior is improper there and the Laplace draws all sit
-        at the boundary (a zero-width interval; :func:`checks.warn_if_improper`)."""
-        ok = super().laplace_ok(name)
-        logit = self.map_.get(f"{name}_logit")
-        if logit is not None and self._is_flat(name):
-            ok = ok & ~(np.abs(np.asarray(logit)) > BOUNDARY_LOGIT)
-        return ok
+    def _flat_logits(self) -> tuple[str, ...]:
+        return tuple(k for k in PROBABILITIES if self._is_flat(k))
 
     def _build(self, fd: FitData) -> pm.Model:
         priors = self.resolved_priors()
@@ -422,4 +415,4 @@ class MisclassificationModel(BayesianModel):
         point = self.map_ if self.method_ == "map" else None
         ok = {k: self.laplace_ok(k) for k in draws} if point is not None else None
         return posterior_table(draws, ci_prob, point=point, include_draws=include_draws,
-                               laplace_ok=ok)
+                               laplace_ok=ok, fix=self._laplace_fix())
