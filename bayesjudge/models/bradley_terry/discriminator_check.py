@@ -67,7 +67,7 @@ class DiscriminatorChecks:
         d = skill[fd.extra["cell_left"]] - skill[fd.extra["cell_right"]]
         unit = comps.judge * n_a + (comps.aspect % n_a if per_aspect else 0)
         sharp, blunt = unbounded_discriminators(
-            d, self._win(comps), comps.n, unit, len(comps.judges) * n_a,
+            d, self._observed(comps), comps.n, unit, len(comps.judges) * n_a,
             sharp_possible=self._is_flat("skill"))
         if not (sharp.any() or blunt.any()):
             return
