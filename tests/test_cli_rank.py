@@ -306,3 +306,21 @@ def test_position_bias_identification_reaches_the_judges_file(files, tmp_path, c
     table = _read_exact(judges).set_index("judge")
     assert table["position_bias_identified"].astype(str).to_dict() == {
         "j-1": "True", "one-order": "False"}
+
+
+def test_missing_column_error_does_not_list_the_implicit_judge_as_the_users(tmp_path, capsys):
+    # before: "it has ['judge', 'left', 'right', 'prob']" and "Rename your columns to
+    # ['judge', 'left', 'right', 'outcome']": a judge column the file does not have
+    (tmp_path / "c.csv").write_text("left,right,prob\na,b,0.5\nb,c,0.7\nc,a,0.2\n")
+    code = main(["rank", str(tmp_path / "c.csv"), "--model", "ordinal",
+                 "--out", str(tmp_path / "r.csv")])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err
+    assert "it has ['left', 'right', 'prob'] (and ['judge'], added: a table without a " \
+           "judge is one judge)" in err
+    assert "to ['left', 'right', 'outcome']" in err
+    assert not (tmp_path / "r.csv").exists()
+    with pytest.raises(bj.data.DataValidationError, match=r"it has \['judge', 'left'"):
+        bj.OrdinalBT().fit(pd.read_csv(tmp_path / "c.csv").assign(judge="j")[
+            ["judge", "left", "right", "prob"]])  # a judge column of the user's own is listed

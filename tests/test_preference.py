@@ -51,8 +51,12 @@ def nuts_fit(sim):
 def test_flat_map_is_p_hat_with_conjugate_uniform_intervals(sim):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the boundary MLEs must not warn
-        pred = PreferenceDistribution(priors="flat").fit(sim.annotations).predict(ci_prob=0.9)
-    np.testing.assert_allclose(pred["p_b"], pred["k_b"] / pred["m"], atol=1e-9)
+        model = PreferenceDistribution(priors="flat").fit(sim.annotations)
+        pred = model.predict(ci_prob=0.9)
+    # exactly k / m: a unanimous item's MLE is 0 (before: the optimiser's start, 1e-12)
+    np.testing.assert_array_equal(pred["p_b"], pred["k_b"] / pred["m"])
+    assert pred["p_b"].eq(0).any() and pred["p_b"].eq(1).any()
+    assert set(np.asarray(model.map_["item_preference"])) == set(pred["p_b"])
     np.testing.assert_allclose(pred["p_hat"], pred["k_b"] / pred["m"])
     a, b = 1 + pred["k_b"], 1 + pred["k_a"]
     np.testing.assert_allclose(pred["p_b_lower"], stats.beta.ppf(0.05, a, b), atol=1e-12)
@@ -62,8 +66,8 @@ def test_flat_map_is_p_hat_with_conjugate_uniform_intervals(sim):
 def test_flat_with_ties_gives_k_over_m_per_outcome(sim_ties):
     pred = PreferenceDistribution(priors="flat").fit(sim_ties.annotations).predict()
     assert sim_ties.annotations["label"].eq("tie").any()
-    np.testing.assert_allclose(pred["p_b"], pred["k_b"] / pred["m"], atol=1e-9)
-    np.testing.assert_allclose(pred["p_tie"], pred["k_tie"] / pred["m"], atol=1e-9)
+    np.testing.assert_array_equal(pred["p_b"], pred["k_b"] / pred["m"])
+    np.testing.assert_array_equal(pred["p_tie"], pred["k_tie"] / pred["m"])
     # component j of Dirichlet(1 + k) is Beta(1 + k_j, 2 + m - k_j)
     lo = stats.beta.ppf(0.025, 1 + pred["k_tie"], 2 + pred["m"] - pred["k_tie"])
     np.testing.assert_allclose(pred["p_tie_lower"], lo, atol=1e-12)

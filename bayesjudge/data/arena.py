@@ -37,6 +37,7 @@ from bayesjudge.data.frames import as_pandas
 from bayesjudge.data.messages import PACKAGE_DIR, DataValidationError, show_rows, show_values
 from bayesjudge.data.schema import check_index_roles
 from bayesjudge.data.vocabulary import (
+    ADDED_COLUMNS,
     ARENA_COLUMNS,
     ARENA_OUTCOMES,
     COLUMN_ROLES,
@@ -159,6 +160,7 @@ def comparisons_table(df, columns: Mapping[str, str] | None = None,
         mark_info_columns(out, (*out.attrs.get(INFO_COLUMNS, ()), f"{source}_raw"))
     if "judge" not in out.columns:
         out.insert(0, "judge", ONE_JUDGE)
+        out.attrs[ADDED_COLUMNS] = ("judge",)
     return out
 
 

@@ -50,7 +50,7 @@ from bayesjudge.data.messages import (
     show_rows,
     show_values,
 )
-from bayesjudge.data.vocabulary import COLUMN_ROLES, ID_COLUMNS
+from bayesjudge.data.vocabulary import ADDED_COLUMNS, COLUMN_ROLES, ID_COLUMNS
 
 COUNT_COLUMNS = ("n_pos", "n_tie", "n_neg")
 TERNARY = (-1, 0, 1)
@@ -147,9 +147,12 @@ def require_frame(df, name: str, columns: Iterable[str]) -> pd.DataFrame:
     check_index_roles(df, name, columns)
     missing = [c for c in columns if c not in df.columns]
     if missing:
+        added = [c for c in df.attrs.get(ADDED_COLUMNS, ()) if c in df.columns]
+        said = f" (and {added}, added: a table without a judge is one judge)" if added else ""
         raise DataValidationError(
-            f"{name} is missing column(s) {missing}; it has {list(df.columns)}. "
-            f"Rename your columns to {list(columns)}."
+            f"{name} is missing column(s) {missing}; it has "
+            f"{[c for c in df.columns if c not in added]}{said}. "
+            f"Rename your columns to {[c for c in columns if c not in added]}."
         )
     if len(df) == 0:
         raise DataValidationError(f"{name} is empty: it needs at least one row.")

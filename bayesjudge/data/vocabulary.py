@@ -16,8 +16,8 @@ import os
 import re
 import warnings
 
-__all__ = ["ARENA_COLUMNS", "ARENA_OUTCOMES", "COLUMN_ROLES", "DEFAULT_LEVELS", "ID_COLUMNS",
-           "LINE_INDEX", "ONE_JUDGE", "check_levels", "label_key", "verdict_key"]
+__all__ = ["ADDED_COLUMNS", "ARENA_COLUMNS", "ARENA_OUTCOMES", "COLUMN_ROLES", "DEFAULT_LEVELS",
+           "ID_COLUMNS", "LINE_INDEX", "ONE_JUDGE", "check_levels", "label_key", "verdict_key"]
 
 ID_COLUMNS = ("item", "system", "judge", "annotator", "context", "left", "right", "aspect",
               "battle")
@@ -117,3 +117,8 @@ def check_levels(levels) -> tuple[str, ...]:
             f"if A is the right item in your table.", UserWarning,
             skip_file_prefixes=(os.path.dirname(os.path.dirname(__file__)),))
     return out
+
+
+#: ``df.attrs`` key: columns bayesjudge added to the user's table (an implicit ``judge``),
+#: which a missing-column error leaves out of what the table "has".
+ADDED_COLUMNS = "bayesjudge_added_columns"

@@ -244,13 +244,21 @@ class PreferenceDistribution(BayesianModel):
             pm.Potential("annotation_loglik", (w * loglik).sum())
         return model
 
+    def fit(self, *args, **kwargs):  # noqa: D102 (BayesianModel.fit)
+        super().fit(*args, **kwargs)
+        if self._flat and self.map_ is not None:  # the optimum k / m exactly: 0 stays 0
+            k = np.asarray(self._fit_data.data["pattern_counts"], dtype=float)
+            p = k / k.sum(-1, keepdims=True)
+            self.map_["item_preference"] = p if self._ternary() else p[:, -1]
+        return self
+
+    fit.__doc__ = BayesianModel.fit.__doc__
+
     def _map_starts(self, fd: FitData, engine) -> list[np.ndarray | None]:
         if not self._flat:
             return [None]
-        # Start the unpooled fit at its closed-form optimum k/m (kept 1e-12 inside the
-        # simplex, logit +-27.6 < 30): the optimiser then only confirms it instead of
-        # crawling toward a boundary MLE (a unanimous item's p* = 0 or 1) through a
-        # vanishing gradient.
+        # Start at the closed-form optimum k/m, 1e-12 inside the simplex (logit +-27.6 <
+        # 30): the optimiser confirms it instead of crawling to a boundary MLE (p* = 0, 1).
         k = fd.data["pattern_counts"]
         p = np.clip(k / k.sum(-1, keepdims=True), 1e-12, None)
         p = p / p.sum(-1, keepdims=True)
@@ -410,10 +418,8 @@ class PreferenceDistribution(BayesianModel):
         for name, j in cols:
             a = post[..., j]
             mean = (a / total).mean(-1)
-            if self._flat and self.method_ == "map":
-                pi = np.asarray(self.map_["item_preference"], float)
-                map_pi = pi[..., j] if ternary else pi
-                mean = self._flat_map_by_pattern(map_pi, patterns)
+            if self._flat and self.method_ == "map":  # the MAP k / m (as map_, exactly)
+                mean = patterns[:, j] / patterns.sum(-1)
             lo, hi = beta_mixture_quantiles(a, total - a, q)
             out[f"p_{name}"] = mean[inverse]
             out[f"p_{name}_lower"] = lo[inverse]
@@ -421,13 +427,6 @@ class PreferenceDistribution(BayesianModel):
         if self.method_ == "map":
             warn_degenerate_intervals(out, [name for name, _ in cols])
         return out
-
-    def _flat_map_by_pattern(self, values: np.ndarray, patterns: np.ndarray) -> np.ndarray:
-        fitted = self._fit_data_or_state()["counts"]
-        fitted = fitted if self._ternary() else fitted[:, [0, 2]]
-        fitted_patterns, _ = unique_rows(fitted)
-        lookup = {tuple(p): v for p, v in zip(fitted_patterns.tolist(), values)}
-        return np.array([lookup[tuple(p)] for p in patterns.tolist()])
 
     @classmethod
     def example_data(cls, random_seed: int = 0) -> ExampleData:
