@@ -67,6 +67,10 @@ def test_davidson_discriminators_get_the_same_check():
     with pytest.warns(UserWarning, match=r"\['lonely' \(1 verdict\(s\)\)\]: every verdict"):
         bj.DavidsonBT(discriminators=True, priors="flat").fit(
             pd.concat([table, table.iloc[:40].assign(outcome="tie")], ignore_index=True))
+    # with a position bias the sigma -> 0 case stands (x -> +-inf whatever b_k is)
+    with pytest.warns(UserWarning, match=r"\['lonely' \(1 verdict\(s\)\)\]: every verdict"):
+        bj.DavidsonBT(discriminators=True, position_bias=True, priors="flat").fit(
+            pd.concat([table, table.iloc[:40].assign(outcome="tie")], ignore_index=True))
 
 
 def test_unbounded_discriminators_by_hand():

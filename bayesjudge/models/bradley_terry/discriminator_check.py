@@ -14,7 +14,9 @@ x_b = d_b / sigma_k (d_b = s_left - s_right of its verdict b) and is concave in
   the item the skills put ahead, no tie, no probability strictly inside (0, 1), no pair
   of equal skills. Scaling the skills and the other judges' sigmas up together (a flat
   skill prior lets it) leaves their likelihood unchanged and raises this judge's
-  towards 1, so no maximum exists. One verdict of a judge is always one of the two.
+  towards 1, so no maximum exists. One verdict of a judge is always one of the two
+  (without a position bias: with one, x_b = d_b / sigma_k + b_k, and only the second
+  case is checked).
 
 The optimiser then stops somewhere along the ridge: the skills' scale and this
 judge's sigma are arbitrary (the ranking is not), and the Laplace intervals are flagged.
@@ -69,6 +71,8 @@ class DiscriminatorChecks:
         sharp, blunt = unbounded_discriminators(
             d, self._observed(comps), comps.n, unit, len(comps.judges) * n_a,
             sharp_possible=self._is_flat("skill"))
+        if getattr(self, "position_bias", False):  # at sigma = inf a bias b_k still fits
+            blunt[:] = False  # the judge's left rate, so its slope there is not sum (w - n/2) d
         if not (sharp.any() or blunt.any()):
             return
         names = [f"{j!r}/{a!r}" for j in comps.judges for a in comps.aspects] if per_aspect \
