@@ -19,7 +19,8 @@ x_b = d_b / sigma_k (d_b = s_left - s_right of its verdict b) and is concave in
   case is checked).
 
 The optimiser then stops somewhere along the ridge: the skills' scale and this
-judge's sigma are arbitrary (the ranking is not), and the Laplace intervals are flagged.
+judge's sigma are arbitrary (the ranking is not), and the Laplace intervals are flagged
+(or the Hessian there is singular).
 The check runs on the MAP after a fit with a flat discriminator prior.
 """
 
@@ -91,5 +92,6 @@ class DiscriminatorChecks:
             f"under priors='flat' the discriminator of judge(s) {'; '.join(said)}. Their "
             f"sigma has no finite maximum-likelihood value: the MAP stops on a ridge, so "
             f"their sigma and the skills' scale are arbitrary (the ranking is not) and "
-            f"their intervals are flagged laplace_ok=False. Fix: use the default priors "
+            f"their Laplace intervals are flagged laplace_ok=False (or, where the Hessian "
+            f"is singular, do not exist). Fix: use the default priors "
             f"(the judges' sigmas are then pooled), or drop these judges' rows.")
