@@ -243,9 +243,10 @@ def find_mode(
         warn_user(
             "MAP estimate is at |value| > 30 on the unconstrained scale: the data "
             "barely identify a parameter, or put it at the edge of its range (separable "
-            "labels, a rate of exactly 0 or 1); its interval says how well it is known. "
-            "Under priors='flat' use the default weakly-informative priors; else add "
-            "calibration data.",
+            "labels, a rate of exactly 0 or 1). Its interval says how well it is known "
+            "where laplace_ok holds; under a flat prior such an edge may have no interval at "
+            "all (an improper posterior): use the default weakly-informative priors; else "
+            "add calibration data.",
             ConvergenceWarning,
         )
     return best
