@@ -86,3 +86,9 @@ def test_unbounded_discriminators_by_hand():
     assert sharp.tolist() == [True, False, False, False, False]
     assert blunt.tolist() == [False, True, True, True, False]
     assert not unbounded_discriminators(d, win, n, unit, 5, sharp_possible=False)[0].any()
+
+
+def test_the_checking_fit_keeps_its_documentation():
+    from bayesjudge.base import BayesianModel
+    for cls in (bj.BTSigma, bj.DavidsonBT):  # help(model.fit) as for every other model
+        assert cls.fit.__doc__ == BayesianModel.fit.__doc__

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesjudge.base import BayesianModel
 from bayesjudge.data.messages import show_values
 from bayesjudge.engine.messages import warn_user
 
@@ -57,6 +58,8 @@ class DiscriminatorChecks:
         super().fit(*args, **kwargs)
         self._warn_unbounded_discriminators()
         return self
+
+    fit.__doc__ = BayesianModel.fit.__doc__
 
     def _warn_unbounded_discriminators(self) -> None:
         fd = getattr(self, "_fit_data", None)

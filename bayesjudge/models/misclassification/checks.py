@@ -16,6 +16,8 @@ itself noticing:
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 from scipy import stats
 
@@ -118,9 +120,10 @@ def at_boundary(q) -> np.ndarray:
         return np.abs(np.log(q) - np.log1p(-q)) > BOUNDARY_LOGIT
 
 
-def improper_classes(counts: MisclassificationCounts, flat: dict[str, bool],
+def improper_classes(counts: MisclassificationCounts, flat: Collection[str],
                      pooled: bool = False) -> list[str]:
-    """The calibration classes whose flat-logit posterior is improper, described.
+    """The calibration classes whose flat-logit posterior is improper, described
+    (``flat``: the names of the rates with a flat logit prior).
 
     A flat prior on the logit is Haldane's Beta(0, 0). With ``tp = m1`` the posterior of
     the sensitivity is proportional to ``q1^(m1 - 1) (1 - q1)^-1``, which has infinite mass
@@ -144,7 +147,7 @@ def improper_classes(counts: MisclassificationCounts, flat: dict[str, bool],
             "" if len(cal) == 1 else f"{cal.systems[r]}: ")
         parts += [f"{who}{name}: {int(k[r])} of {int(m[r])} calibration items judged right"
                   for name, k, m in classes
-                  if flat.get(name) and m[r] > 0 and (k[r] == 0 or k[r] == m[r])]
+                  if name in flat and m[r] > 0 and (k[r] == 0 or k[r] == m[r])]
     return parts
 
 
@@ -168,9 +171,7 @@ class BoundaryFlags:
         raise NotImplementedError
 
     def _check_improper(self, counts: MisclassificationCounts, pooled: bool = False) -> None:
-        flat = self._flat_logits()
-        self._improper_ = tuple(improper_classes(
-            counts, {k: k in flat for k in ("specificity", "sensitivity")}, pooled))
+        self._improper_ = tuple(improper_classes(counts, self._flat_logits(), pooled))
         if self._improper_:
             warn_user(
                 f"under the flat (Haldane) prior on the logit, {'; '.join(self._improper_)}: "
